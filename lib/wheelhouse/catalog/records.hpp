@@ -1,0 +1,57 @@
+#pragma once
+// The rows of the catalog as the rest of the program sees them.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "wheelhouse/variants/build_variant.hpp"
+
+namespace wheelhouse::catalog {
+
+// PEP 792 project status.
+enum class project_status { active, archived, quarantined, deprecated };
+
+// Where a file's bytes are served from.
+enum class download_mode {
+    local,     // our blob store
+    redirect,  // 302 to remote_url
+    proxy,     // streamed from remote_url
+    cache,     // streamed from remote_url once, then kept in the blob store
+};
+
+struct project_record {
+    std::int64_t id = 0;
+    std::string name;          // PEP 503 normalised: the key
+    std::string display_name;  // as its METADATA spells it
+    project_status status = project_status::active;
+    std::optional<std::string> status_reason;
+};
+
+struct file_record {
+    std::int64_t id = 0;
+    std::string project;             // normalised project name
+    std::string filename;
+    std::string version;             // as written in the filename
+    std::string normalized_version;  // PEP 440 normalised, local label included
+    std::string local_label;         // normalised, without '+'; empty when none
+    std::string python_tag;          // as written, compressed sets kept: "py2.py3"
+    std::string abi_tag;
+    std::string platform_tag;
+    std::optional<std::string> build_tag;
+    variants::build_variant variant;
+    std::string sha256;              // lower-case hex of the whole wheel
+    std::uint64_t size = 0;
+    std::optional<std::string> requires_python;
+    std::optional<std::string> summary;
+    std::int64_t upload_time_ms = 0;        // Unix time in milliseconds, UTC
+    std::optional<std::string> yanked_reason;  // set (possibly empty) when yanked
+    download_mode mode = download_mode::local;
+    std::optional<std::string> remote_url;
+    std::string metadata_sha256;     // of the METADATA bytes served at <file>.metadata (PEP 658)
+    std::optional<std::string> uploaded_by;  // token name, or "cli" for local ingest
+
+    bool yanked() const noexcept { return yanked_reason.has_value(); }
+};
+
+}  // namespace wheelhouse::catalog

@@ -1,0 +1,41 @@
+#pragma once
+// PEP 427 / packaging.python.org "Binary distribution format": what a wheel's filename says.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelhouse/pep440/version.hpp"
+#include "wheelhouse/result.hpp"
+
+namespace wheelhouse::pep427 {
+
+// "280.129" -> {280, ".129"}; "1" -> {1, ""}. Must start with a digit.
+struct build_tag {
+    std::uint64_t number = 0;
+    std::string suffix;
+    std::string text;  // as written
+};
+
+struct wheel_filename {
+    std::string filename;         // as given
+    std::string name;             // the distribution part as written: "flash_attn"
+    std::string normalized_name;  // PEP 503: "flash-attn"
+    std::string version_text;     // as written: "2.8.3+cu128torch2.8"
+    pep440::version version;
+    std::optional<build_tag> build;
+    // Compressed tag sets expanded, in the order written: "py2.py3" -> {"py2", "py3"}.
+    std::vector<std::string> python_tags;
+    std::vector<std::string> abi_tags;
+    std::vector<std::string> platform_tags;
+};
+
+// Parses "{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl". Accepts the legacy
+// spellings real indexes hold ("PyYAML-…", "Django-…", unsorted tag sets) and refuses, with the
+// precise reason, anything pip would refuse or that is unsafe as a file name (path separators,
+// "..", control or non-ASCII characters, more than 255 bytes).
+result<wheel_filename> parse_wheel_filename(std::string_view filename);
+
+}  // namespace wheelhouse::pep427

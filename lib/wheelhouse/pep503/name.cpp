@@ -1,0 +1,40 @@
+#include "wheelhouse/pep503/name.hpp"
+
+namespace wheelhouse::pep503 {
+namespace {
+
+bool is_alphanumeric(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+bool is_separator(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
+
+char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+}  // namespace
+
+bool is_valid_project_name(std::string_view name) noexcept {
+    if (name.empty() || !is_alphanumeric(name.front()) || !is_alphanumeric(name.back())) return false;
+    for (char c : name) {
+        if (!is_alphanumeric(c) && !is_separator(c)) return false;
+    }
+    return true;
+}
+
+std::string normalize(std::string_view name) {
+    std::string out;
+    out.reserve(name.size());
+    bool in_separator_run = false;
+    for (char c : name) {
+        if (is_separator(c)) {
+            if (!in_separator_run) out.push_back('-');
+            in_separator_run = true;
+        } else {
+            out.push_back(to_lower(c));
+            in_separator_run = false;
+        }
+    }
+    return out;
+}
+
+}  // namespace wheelhouse::pep503

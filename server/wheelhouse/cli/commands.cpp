@@ -1,0 +1,15 @@
+#include "wheelhouse/cli/commands.hpp"
+
+namespace wheelhouse::cli {
+namespace {
+int g_exit_status = 0;
+}
+
+void add_commands(CLI::App& app) {
+    (void)app;
+}
+
+int exit_status() noexcept { return g_exit_status; }
+void set_exit_status(int status) noexcept { g_exit_status = status; }
+
+}  // namespace wheelhouse::cli

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds both configurations once and runs every test: unit and server tests in the optimised
+# build and again under ASan+UBSan, then the end-to-end tests (real pip, twine, curl, Chromium)
+# against the optimised binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=$(nproc)
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+for preset in release asan; do
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "$jobs"
+  ctest --preset "$preset" -j "$jobs"
+done
+
+export WHEELHOUSE_BIN="$PWD/build/release/server/wheelhouse"
+/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e
