@@ -1,0 +1,73 @@
+#include "wheelhouse/http/conditional.hpp"
+
+#include <charconv>
+
+namespace wheelhouse::http_target {
+namespace {
+
+std::string_view trim(std::string_view text) noexcept {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    return text;
+}
+
+std::string_view opaque_tag(std::string_view tag) noexcept {
+    if (tag.substr(0, 2) == "W/") tag.remove_prefix(2);
+    return tag;
+}
+
+std::optional<std::uint64_t> parse_number(std::string_view text) noexcept {
+    if (text.empty()) return std::nullopt;
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
+}  // namespace
+
+bool if_none_match_matches(std::string_view if_none_match, std::string_view etag) noexcept {
+    if_none_match = trim(if_none_match);
+    if (if_none_match == "*") return true;
+    const auto wanted = opaque_tag(etag);
+    while (!if_none_match.empty()) {
+        const auto comma = if_none_match.find(',');
+        const auto candidate = trim(if_none_match.substr(0, comma));
+        if (opaque_tag(candidate) == wanted) return true;
+        if (comma == std::string_view::npos) break;
+        if_none_match.remove_prefix(comma + 1);
+    }
+    return false;
+}
+
+range_decision decide_range(std::string_view range_header, std::uint64_t size) noexcept {
+    range_header = trim(range_header);
+    constexpr std::string_view unit = "bytes=";
+    if (range_header.substr(0, unit.size()) != unit) return {};
+    const auto spec = trim(range_header.substr(unit.size()));
+    if (spec.find(',') != std::string_view::npos) return {};
+    const auto dash = spec.find('-');
+    if (dash == std::string_view::npos) return {};
+    const auto first_text = trim(spec.substr(0, dash));
+    const auto last_text = trim(spec.substr(dash + 1));
+
+    if (first_text.empty()) {  // suffix: the last n bytes
+        const auto suffix = parse_number(last_text);
+        if (!suffix) return {};
+        if (*suffix == 0 || size == 0) return {range_outcome::unsatisfiable, {}};
+        const auto length = std::min(*suffix, size);
+        return {range_outcome::partial, {size - length, length}};
+    }
+    const auto first = parse_number(first_text);
+    if (!first) return {};
+    std::uint64_t last = size == 0 ? 0 : size - 1;
+    if (!last_text.empty()) {
+        const auto parsed_last = parse_number(last_text);
+        if (!parsed_last || *parsed_last < *first) return {};
+        last = std::min(*parsed_last, last);
+    }
+    if (*first >= size) return {range_outcome::unsatisfiable, {}};
+    return {range_outcome::partial, {*first, last - *first + 1}};
+}
+
+}  // namespace wheelhouse::http_target

@@ -1,0 +1,47 @@
+#include <catch2/catch.hpp>
+
+#include "wheelhouse/http/request_target.hpp"
+
+using wheelhouse::http_target::parse;
+
+TEST_CASE("http: request targets split into decoded segments", "[http]") {
+    const auto simple = parse("/simple/flash-attn/");
+    REQUIRE(simple);
+    CHECK(simple->segments == std::vector<std::string>{"simple", "flash-attn", ""});
+    CHECK(simple->trailing_slash());
+
+    const auto bare = parse("/simple");
+    REQUIRE(bare);
+    CHECK(bare->segments == std::vector<std::string>{"simple"});
+
+    const auto root = parse("/");
+    REQUIRE(root);
+    CHECK((root->segments.empty() || root->segments == std::vector<std::string>{""}));
+
+    const auto file = parse("/files/abc/flash_attn-2.8.3%2Bcu128-cp312-cp312-linux_x86_64.whl?x=1&format=json");
+    REQUIRE(file);
+    CHECK(file->segments.at(2) == "flash_attn-2.8.3+cu128-cp312-cp312-linux_x86_64.whl");
+    CHECK(file->query_value("format") == "json");
+    CHECK(file->query_value("x") == "1");
+    CHECK_FALSE(file->query_value("y"));
+}
+
+TEST_CASE("http: absurd targets are refused with the reason", "[http]") {
+    const std::pair<const char*, const char*> table[] = {
+        {"/simple/../", "'..'"},
+        {"/simple/./x/", "'.'"},
+        {"/simple/%2e%2e/", "'..'"},
+        {"/simple/a%00b/", "control character"},
+        {"/files/a%2Fb", "encoded '/'"},
+        {"/files/a%5Cb", "encoded '/' or '\\'"},
+        {"/simple/%zz/", "not a valid path"},
+        {"http://example.com/simple/", "not a valid path"},
+        {"*", "not a valid path"},
+    };
+    for (const auto& [target, reason] : table) {
+        CAPTURE(target);
+        const auto parsed = parse(target);
+        REQUIRE_FALSE(parsed);
+        CHECK_THAT(parsed.error().message, Catch::Contains(reason));
+    }
+}

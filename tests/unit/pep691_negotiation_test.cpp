@@ -1,0 +1,51 @@
+#include <catch2/catch.hpp>
+
+#include "wheelhouse/pep691/negotiation.hpp"
+
+using namespace wheelhouse::pep691;
+
+namespace {
+std::string pick(std::string_view accept) {
+    const auto choice = negotiate(accept);
+    return choice ? std::string(choice->content_type) : std::string("406");
+}
+}  // namespace
+
+TEST_CASE("pep691: Accept headers choose the page format", "[pep691]") {
+    const std::pair<const char*, const char*> table[] = {
+        // pip >= 22.2 sends exactly this
+        {"application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html; q=0.1, text/html; q=0.01",
+         "application/vnd.pypi.simple.v1+json"},
+        {"", "text/html; charset=utf-8"},
+        {"*/*", "text/html; charset=utf-8"},
+        {"text/html", "text/html; charset=utf-8"},
+        {"text/*", "text/html; charset=utf-8"},
+        {"application/vnd.pypi.simple.v1+html", "application/vnd.pypi.simple.v1+html"},
+        {"application/vnd.pypi.simple.latest+json", "application/vnd.pypi.simple.v1+json"},
+        {"application/vnd.pypi.simple.latest+html", "application/vnd.pypi.simple.v1+html"},
+        {"text/html;q=0.9, application/vnd.pypi.simple.v1+json;q=0.5", "text/html; charset=utf-8"},
+        {"application/vnd.pypi.simple.v1+json;q=0.2, */*;q=0.1", "application/vnd.pypi.simple.v1+json"},
+        {"application/*", "application/vnd.pypi.simple.v1+json"},
+        {"APPLICATION/VND.PYPI.SIMPLE.V1+JSON", "application/vnd.pypi.simple.v1+json"},
+        {"application/json", "406"},
+        {"application/vnd.pypi.simple.v2+json", "406"},
+        {"text/html;q=0", "406"},
+        {"*/*;q=0.5, text/html;q=0", "application/vnd.pypi.simple.v1+json"},
+        {"text/html; q=1.0, application/vnd.pypi.simple.v1+json; q=1.000", "application/vnd.pypi.simple.v1+json"},
+        {"application/vnd.pypi.simple.v1+json;q=abc, text/html", "text/html; charset=utf-8"},
+        {" , ,text/html", "text/html; charset=utf-8"},
+    };
+    for (const auto& [accept, expected] : table) {
+        CAPTURE(accept);
+        CHECK(pick(accept) == expected);
+    }
+}
+
+TEST_CASE("pep691: ?format= overrides the Accept header", "[pep691]") {
+    CHECK(choose_by_format_parameter("json")->format == page_format::json);
+    CHECK(choose_by_format_parameter("HTML")->format == page_format::html);
+    CHECK(choose_by_format_parameter("application/vnd.pypi.simple.v1+json")->format == page_format::json);
+    CHECK(choose_by_format_parameter("text/html")->format == page_format::html);
+    CHECK_FALSE(choose_by_format_parameter("xml"));
+    CHECK_FALSE(choose_by_format_parameter(""));
+}
