@@ -46,6 +46,25 @@ TEST_CASE("pep691: ?format= overrides the Accept header", "[pep691]") {
     CHECK(choose_by_format_parameter("HTML")->format == page_format::html);
     CHECK(choose_by_format_parameter("application/vnd.pypi.simple.v1+json")->format == page_format::json);
     CHECK(choose_by_format_parameter("text/html")->format == page_format::html);
+    CHECK(choose_by_format_parameter("application/vnd.pypi.simple.v1 json")->format == page_format::json);
     CHECK_FALSE(choose_by_format_parameter("xml"));
     CHECK_FALSE(choose_by_format_parameter(""));
+}
+
+TEST_CASE("pep691: pips that read core metadata only from HTML are recognised", "[pep691]") {
+    CHECK(prefers_html_for_core_metadata("pip/23.0.1 {\"ci\":null,\"cpu\":\"x86_64\"}"));
+    CHECK(prefers_html_for_core_metadata("pip/22.3"));
+    CHECK(prefers_html_for_core_metadata("pip/23.1.2 {}"));
+    CHECK_FALSE(prefers_html_for_core_metadata("pip/23.2 {}"));
+    CHECK_FALSE(prefers_html_for_core_metadata("pip/25.1.1 {}"));
+    CHECK_FALSE(prefers_html_for_core_metadata("uv/0.8.0"));
+    CHECK_FALSE(prefers_html_for_core_metadata("curl/7.88.1"));
+    CHECK_FALSE(prefers_html_for_core_metadata("pip/"));
+    CHECK_FALSE(prefers_html_for_core_metadata(""));
+}
+
+TEST_CASE("pep691: html_only negotiation skips the JSON offers", "[pep691]") {
+    const auto pip = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html; q=0.1, text/html; q=0.01";
+    CHECK(negotiate(pip, true)->content_type == html_v1);
+    CHECK_FALSE(negotiate("application/vnd.pypi.simple.v1+json", true));
 }

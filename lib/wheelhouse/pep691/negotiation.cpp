@@ -1,6 +1,8 @@
 #include "wheelhouse/pep691/negotiation.hpp"
 
+#include <algorithm>
 #include <array>
+#include <string>
 #include <cctype>
 #include <charconv>
 
@@ -66,7 +68,7 @@ int match_specificity(std::string_view range, std::string_view type) {
 
 }  // namespace
 
-std::optional<media_choice> negotiate(std::string_view accept_header) {
+std::optional<media_choice> negotiate(std::string_view accept_header, bool html_only) {
     accept_header = trim(accept_header);
     if (accept_header.empty()) return media_choice{page_format::html, text_html_utf8};
 
@@ -107,7 +109,7 @@ std::optional<media_choice> negotiate(std::string_view accept_header) {
     // Highest q wins; on a tie a type named outright beats one reached through a wildcard.
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i < offers.size(); ++i) {
-        if (quality[i] <= 0) continue;
+        if (quality[i] <= 0 || (html_only && offers[i].choice.format == page_format::json)) continue;
         if (!best || quality[i] > quality[*best] ||
             (quality[i] == quality[*best] && specificity[i] == 2 && specificity[*best] < 2))
             best = i;
@@ -120,7 +122,23 @@ std::optional<media_choice> negotiate(std::string_view accept_header) {
     return offers[*best].choice;
 }
 
-std::optional<media_choice> choose_by_format_parameter(std::string_view value) {
+bool prefers_html_for_core_metadata(std::string_view user_agent) {
+    constexpr std::string_view prefix = "pip/";
+    if (user_agent.substr(0, prefix.size()) != prefix) return false;
+    const auto version = user_agent.substr(prefix.size());
+    unsigned major = 0;
+    unsigned minor = 0;
+    auto [end, ec] = std::from_chars(version.data(), version.data() + version.size(), major);
+    if (ec != std::errc{} || end == version.data() + version.size() || *end != '.') return false;
+    const char* minor_begin = end + 1;
+    if (std::from_chars(minor_begin, version.data() + version.size(), minor).ec != std::errc{}) return false;
+    return major < 23 || (major == 23 && minor < 2);
+}
+
+std::optional<media_choice> choose_by_format_parameter(std::string_view raw_value) {
+    // An unescaped '+' in a query string arrives decoded as a space.
+    std::string value(raw_value);
+    std::replace(value.begin(), value.end(), ' ', '+');
     if (iequal(value, "json")) return media_choice{page_format::json, json_v1};
     if (iequal(value, "html")) return media_choice{page_format::html, text_html_utf8};
     for (const auto& candidate : offers) {

@@ -1,0 +1,227 @@
+#include "wheelhouse/render/simple_pages.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <optional>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "wheelhouse/pep440/version.hpp"
+#include "wheelhouse/render/html.hpp"
+
+namespace wheelhouse::render {
+namespace {
+
+namespace json = boost::json;
+
+// Files in the order a person reads them: by version, then filename. Versions that fail to
+// parse (none should: ingest refuses them) sort first, by text.
+struct ordered_file {
+    const catalog::file_record* file;
+    std::optional<pep440::version> version;
+};
+
+std::vector<ordered_file> order_files(const catalog::project_record& project,
+                                      std::span<const catalog::file_record> files) {
+    std::vector<ordered_file> ordered;
+    if (project.status == catalog::project_status::quarantined) return ordered;
+    ordered.reserve(files.size());
+    for (const auto& file : files) {
+        auto parsed = pep440::parse(file.normalized_version);
+        ordered.push_back({&file, parsed ? std::optional(std::move(*parsed)) : std::nullopt});
+    }
+    std::sort(ordered.begin(), ordered.end(), [](const ordered_file& a, const ordered_file& b) {
+        if (a.version && b.version) {
+            const auto order = pep440::compare(*a.version, *b.version);
+            if (order != 0) return order < 0;
+        } else if (a.version.has_value() != b.version.has_value()) {
+            return !a.version.has_value();
+        }
+        return a.file->filename < b.file->filename;
+    });
+    return ordered;
+}
+
+// PEP 700 "versions": every version with a file, normalised, once each, in PEP 440 order.
+std::vector<std::string> distinct_versions(const std::vector<ordered_file>& ordered) {
+    std::vector<std::string> versions;
+    for (const auto& entry : ordered) {
+        const auto& text = entry.file->normalized_version;
+        if (std::find(versions.begin(), versions.end(), text) == versions.end()) versions.push_back(text);
+    }
+    return versions;
+}
+
+std::string file_url(const catalog::file_record& file, const link_options& links) {
+    if (links.remote_files_direct && file.mode != catalog::download_mode::local && file.remote_url)
+        return *file.remote_url;
+    std::string url = links.files_base;
+    url += file.sha256;
+    url.push_back('/');
+    append_percent_encoded_segment(url, file.filename);
+    return url;
+}
+
+void append_html_head(std::string& out) {
+    out += "<!DOCTYPE html>\n<html>\n  <head>\n    <meta name=\"pypi:repository-version\" content=\"";
+    out += repository_version;
+    out += "\">\n";
+}
+
+void append_html_title(std::string& out, std::string_view title) {
+    out += "    <title>";
+    append_html_escaped(out, title);
+    out += "</title>\n  </head>\n  <body>\n";
+}
+
+json::object meta_json() {
+    json::object meta;
+    meta["api-version"] = repository_version;
+    return meta;
+}
+
+}  // namespace
+
+std::string_view status_name(catalog::project_status status) noexcept {
+    switch (status) {
+        case catalog::project_status::active: return "active";
+        case catalog::project_status::archived: return "archived";
+        case catalog::project_status::quarantined: return "quarantined";
+        case catalog::project_status::deprecated: return "deprecated";
+    }
+    return "active";
+}
+
+std::string iso8601_utc(std::int64_t unix_milliseconds) {
+    const std::time_t seconds = static_cast<std::time_t>(unix_milliseconds / 1000);
+    const auto micros = static_cast<long>((unix_milliseconds % 1000) * 1000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char text[40];
+    const auto length = std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", utc.tm_year + 1900,
+                                      utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, micros);
+    return std::string(text, static_cast<std::size_t>(length));
+}
+
+std::string project_list_html(std::span<const project_listing> projects) {
+    std::string out;
+    out.reserve(256 + projects.size() * 64);
+    append_html_head(out);
+    append_html_title(out, "Simple index");
+    for (const auto& project : projects) {
+        out += "    <a href=\"";
+        append_html_escaped(out, project.name);
+        out += "/\">";
+        append_html_escaped(out, project.display_name);
+        out += "</a><br>\n";
+    }
+    out += "  </body>\n</html>\n";
+    return out;
+}
+
+std::string project_list_json(std::span<const project_listing> projects) {
+    json::array list;
+    list.reserve(projects.size());
+    for (const auto& project : projects) list.push_back(json::object{{"name", project.display_name}});
+    json::object page;
+    page["meta"] = meta_json();
+    page["projects"] = std::move(list);
+    return json::serialize(page);
+}
+
+std::string project_page_html(const catalog::project_record& project, std::span<const catalog::file_record> files,
+                              const link_options& links) {
+    const auto ordered = order_files(project, files);
+    std::string out;
+    out.reserve(512 + ordered.size() * 400);
+    append_html_head(out);
+    if (project.status != catalog::project_status::active) {
+        out += "    <meta name=\"pypi:project-status\" content=\"";
+        out += status_name(project.status);
+        out += "\">\n";
+        if (project.status_reason) {
+            out += "    <meta name=\"pypi:project-status-reason\" content=\"";
+            append_html_escaped(out, *project.status_reason);
+            out += "\">\n";
+        }
+    }
+    append_html_title(out, "Links for " + project.name);
+    out += "    <h1>Links for ";
+    append_html_escaped(out, project.name);
+    out += "</h1>\n";
+    for (const auto& entry : ordered) {
+        const auto& file = *entry.file;
+        out += "    <a href=\"";
+        append_html_escaped(out, file_url(file, links));
+        out += "#sha256=";
+        out += file.sha256;
+        out.push_back('"');
+        if (file.requires_python) {
+            out += " data-requires-python=\"";
+            append_html_escaped(out, *file.requires_python);
+            out.push_back('"');
+        }
+        if (file.yanked()) {
+            out += " data-yanked=\"";
+            append_html_escaped(out, *file.yanked_reason);
+            out.push_back('"');
+        }
+        if (!file.metadata_sha256.empty()) {
+            // Both names: PEP 714 renamed the attribute and older pips know only the first.
+            out += " data-dist-info-metadata=\"sha256=";
+            out += file.metadata_sha256;
+            out += "\" data-core-metadata=\"sha256=";
+            out += file.metadata_sha256;
+            out.push_back('"');
+        }
+        out += ">";
+        append_html_escaped(out, file.filename);
+        out += "</a><br>\n";
+    }
+    out += "  </body>\n</html>\n";
+    return out;
+}
+
+std::string project_page_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
+                              const link_options& links) {
+    const auto ordered = order_files(project, files);
+    json::array file_list;
+    file_list.reserve(ordered.size());
+    for (const auto& entry : ordered) {
+        const auto& file = *entry.file;
+        json::object item;
+        item["filename"] = file.filename;
+        item["url"] = file_url(file, links);
+        item["hashes"] = json::object{{"sha256", file.sha256}};
+        if (file.requires_python) item["requires-python"] = *file.requires_python;
+        item["size"] = file.size;
+        item["upload-time"] = iso8601_utc(file.upload_time_ms);
+        if (file.yanked() && !file.yanked_reason->empty()) item["yanked"] = *file.yanked_reason;
+        else item["yanked"] = file.yanked();
+        // Only the PEP 714 name: pip 22.3 to 23.1 crash on "dist-info-metadata" in JSON.
+        if (!file.metadata_sha256.empty()) {
+            item["core-metadata"] = json::object{{"sha256", file.metadata_sha256}};
+        } else {
+            item["core-metadata"] = false;
+        }
+        // Keys with a leading underscore are the index's own (PEP 691).
+        if (!file.variant.empty()) item["_variant"] = variants::to_json(file.variant);
+        file_list.push_back(std::move(item));
+    }
+    json::array versions;
+    for (auto& version : distinct_versions(ordered)) versions.push_back(json::string(version));
+
+    json::object status{{"status", status_name(project.status)}};
+    if (project.status_reason) status["reason"] = *project.status_reason;
+
+    json::object page;
+    page["meta"] = meta_json();
+    page["name"] = project.name;
+    page["project-status"] = std::move(status);
+    page["versions"] = std::move(versions);
+    page["files"] = std::move(file_list);
+    return json::serialize(page);
+}
+
+}  // namespace wheelhouse::render
