@@ -67,7 +67,7 @@ public:
         wheel_filename out;
         out.filename = std::string(filename_);
         if (auto problem = take_name(parts[0], out)) return *problem;
-        if (auto problem = take_version(parts[1], out)) return *problem;
+        if (auto problem = take_version(parts[0], parts[1], out)) return *problem;
         if (count == 6) {
             if (auto problem = take_build(parts[2], out)) return *problem;
         }
@@ -133,10 +133,18 @@ private:
         return std::nullopt;
     }
 
-    maybe_error take_version(std::string_view text, wheel_filename& out) const {
+    maybe_error take_version(std::string_view name, std::string_view text, wheel_filename& out) const {
         if (text.empty()) return fail("the version is empty");
         auto parsed = pep440::parse(text);
-        if (!parsed) return fail("bad version: " + parsed.error().message);
+        if (!parsed) {
+            std::string reason = "bad version: " + parsed.error().message;
+            // "flash-attn-2.8.3-…" reads as name "flash", version "attn": say what was meant.
+            if (!is_digit(text.front()) && !(text.size() > 1 && (text[0] == 'v' || text[0] == 'V') && is_digit(text[1]))) {
+                reason += " (if '" + std::string(text) + "' is part of the name, write it as '" + std::string(name) +
+                          "_" + std::string(text) + "')";
+            }
+            return fail(reason);
+        }
         out.version_text = std::string(text);
         out.version = std::move(parsed).value();
         return std::nullopt;
