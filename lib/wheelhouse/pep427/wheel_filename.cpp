@@ -101,6 +101,7 @@ private:
         for (std::size_t i = 0; i < filename_.size(); ++i) {
             const char c = filename_[i];
             const auto byte = static_cast<unsigned char>(c);
+            if (byte > 0x20 && byte < 0x7f && c != '/' && c != '\\') continue;
             const std::string where = " at position " + std::to_string(i + 1);
             if (byte >= 0x80) {
                 return fail("non-ASCII " + describe_byte(c) + where +
@@ -175,18 +176,18 @@ private:
     // Stricter than packaging, which takes empty tags, empty members ("py2..py3") and any
     // characters: a tag no installer could ever match is an upload mistake worth refusing.
     maybe_error take_tag_set(std::string_view kind, std::string_view set, std::vector<std::string>& tags) const {
-        const std::string what = "the " + std::string(kind) + " tag";
-        if (set.empty()) return fail(what + " is empty");
+        const auto what = [kind] { return "the " + std::string(kind) + " tag"; };
+        if (set.empty()) return fail(what() + " is empty");
         std::size_t start = 0;
         while (true) {
             const std::size_t dot = set.find('.', start);
             const std::string_view tag = set.substr(start, dot == std::string_view::npos ? dot : dot - start);
             if (tag.empty()) {
-                return fail(what + " set '" + std::string(set) + "' has an empty member (a stray '.')");
+                return fail(what() + " set '" + std::string(set) + "' has an empty member (a stray '.')");
             }
             if (!is_valid_tag(tag)) {
                 const char bad = *std::find_if_not(tag.begin(), tag.end(), is_tag_character);
-                return fail(what + " '" + std::string(tag) + "' contains " + describe_byte(bad) +
+                return fail(what() + " '" + std::string(tag) + "' contains " + describe_byte(bad) +
                             "; tags are ASCII letters, digits and '_'");
             }
             std::string lowered(tag);

@@ -130,6 +130,7 @@ private:
         while (is_digit(peek())) ++position_;
         const bool is_epoch = at('!');
         position_ = first_digit;
+        version_.release.reserve(4);  // one allocation for the common "2.8.3"
         if (auto problem = read_number(is_epoch ? "epoch" : "release segment", number)) return problem;
         if (is_epoch) {
             version_.epoch = number;
@@ -222,6 +223,7 @@ private:
 
     maybe_error parse_local() {
         ++position_;  // '+'
+        version_.local.reserve(4);
         if (position_ == text_.size()) {
             return fail("empty local label after '+' (write one, as in '1.0+cu128', or drop the '+')");
         }
