@@ -67,7 +67,7 @@ public:
         wheel_filename out;
         out.filename = std::string(filename_);
         if (auto problem = take_name(parts[0], out)) return *problem;
-        if (auto problem = take_version(parts[1], out)) return *problem;
+        if (auto problem = take_version(parts[0], parts[1], out)) return *problem;
         if (count == 6) {
             if (auto problem = take_build(parts[2], out)) return *problem;
         }
@@ -101,6 +101,7 @@ private:
         for (std::size_t i = 0; i < filename_.size(); ++i) {
             const char c = filename_[i];
             const auto byte = static_cast<unsigned char>(c);
+            if (byte > 0x20 && byte < 0x7f && c != '/' && c != '\\') continue;
             const std::string where = " at position " + std::to_string(i + 1);
             if (byte >= 0x80) {
                 return fail("non-ASCII " + describe_byte(c) + where +
@@ -133,10 +134,18 @@ private:
         return std::nullopt;
     }
 
-    maybe_error take_version(std::string_view text, wheel_filename& out) const {
+    maybe_error take_version(std::string_view name, std::string_view text, wheel_filename& out) const {
         if (text.empty()) return fail("the version is empty");
         auto parsed = pep440::parse(text);
-        if (!parsed) return fail("bad version: " + parsed.error().message);
+        if (!parsed) {
+            std::string reason = "bad version: " + parsed.error().message;
+            // "flash-attn-2.8.3-…" reads as name "flash", version "attn": say what was meant.
+            if (!is_digit(text.front()) && !(text.size() > 1 && (text[0] == 'v' || text[0] == 'V') && is_digit(text[1]))) {
+                reason += " (if '" + std::string(text) + "' is part of the name, write it as '" + std::string(name) +
+                          "_" + std::string(text) + "')";
+            }
+            return fail(reason);
+        }
         out.version_text = std::string(text);
         out.version = std::move(parsed).value();
         return std::nullopt;
@@ -167,18 +176,18 @@ private:
     // Stricter than packaging, which takes empty tags, empty members ("py2..py3") and any
     // characters: a tag no installer could ever match is an upload mistake worth refusing.
     maybe_error take_tag_set(std::string_view kind, std::string_view set, std::vector<std::string>& tags) const {
-        const std::string what = "the " + std::string(kind) + " tag";
-        if (set.empty()) return fail(what + " is empty");
+        const auto what = [kind] { return "the " + std::string(kind) + " tag"; };
+        if (set.empty()) return fail(what() + " is empty");
         std::size_t start = 0;
         while (true) {
             const std::size_t dot = set.find('.', start);
             const std::string_view tag = set.substr(start, dot == std::string_view::npos ? dot : dot - start);
             if (tag.empty()) {
-                return fail(what + " set '" + std::string(set) + "' has an empty member (a stray '.')");
+                return fail(what() + " set '" + std::string(set) + "' has an empty member (a stray '.')");
             }
             if (!is_valid_tag(tag)) {
                 const char bad = *std::find_if_not(tag.begin(), tag.end(), is_tag_character);
-                return fail(what + " '" + std::string(tag) + "' contains " + describe_byte(bad) +
+                return fail(what() + " '" + std::string(tag) + "' contains " + describe_byte(bad) +
                             "; tags are ASCII letters, digits and '_'");
             }
             std::string lowered(tag);

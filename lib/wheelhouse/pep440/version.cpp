@@ -117,7 +117,7 @@ private:
         const std::string_view digits = text_.substr(start, position_ - start);
         const auto [end, status] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
         if (status == std::errc::result_out_of_range) {
-            return fail(std::string(part) + " '" + std::string(digits) + "' is larger than " +
+            return fail(std::string(part) + " " + quoted(digits, 40) + " is larger than " +
                         std::to_string(largest_number) + ", the largest number accepted");
         }
         (void)end;
@@ -130,13 +130,14 @@ private:
         while (is_digit(peek())) ++position_;
         const bool is_epoch = at('!');
         position_ = first_digit;
+        version_.release.reserve(4);  // one allocation for the common "2.8.3"
         if (auto problem = read_number(is_epoch ? "epoch" : "release segment", number)) return problem;
         if (is_epoch) {
             version_.epoch = number;
             ++position_;
             if (!is_digit(peek())) {
-                return fail("the epoch '" + std::string(text_.substr(first_digit, position_ - first_digit)) +
-                            "' must be followed by a release number, as in '1!2.0'");
+                return fail("the epoch " + quoted(text_.substr(first_digit, position_ - first_digit), 40) +
+                            " must be followed by a release number, as in '1!2.0'");
             }
             if (auto problem = read_number("release segment", number)) return problem;
         }
@@ -222,6 +223,7 @@ private:
 
     maybe_error parse_local() {
         ++position_;  // '+'
+        version_.local.reserve(4);
         if (position_ == text_.size()) {
             return fail("empty local label after '+' (write one, as in '1.0+cu128', or drop the '+')");
         }
@@ -264,7 +266,7 @@ private:
             const auto [end, status] = std::from_chars(part.data(), part.data() + part.size(), number);
             (void)end;
             if (status == std::errc::result_out_of_range) {
-                local_failure_ = "local label part '" + std::string(part) + "' is larger than " +
+                local_failure_ = "local label part " + quoted(part, 40) + " is larger than " +
                                  std::to_string(largest_number) + ", the largest number accepted";
                 return;
             }
@@ -278,21 +280,29 @@ private:
 
     // The scan stopped before the end: say which part is wrong in the terms a person typed.
     error explain_leftover() const {
+        // Fragments of the input are quoted short: they may be long or hold any byte.
+        const auto fragment = [](std::string_view part) { return quoted(part, 40); };
         const std::string_view parsed = text_.substr(0, position_);
         const std::string_view rest = text_.substr(position_);
         const char c = rest.front();
         if (is_space(c)) return fail("whitespace inside the version (only leading and trailing whitespace is ignored)");
         if (c == '!') return fail("an epoch 'N!' can only come first, as a single number ('1!2.0')");
         if (c == '-' && rest.size() > 1 && is_digit(rest[1])) {
-            return fail(version_.post ? "two post-release segments ('" + std::string(rest) +
-                                            "' is an implicit post-release after one already given)"
-                                      : "the post-release '" + std::string(rest) + "' must come before the dev-release");
+            std::size_t digits_end = 1;
+            while (digits_end < rest.size() && is_digit(rest[digits_end])) ++digits_end;
+            const std::string implicit_post = fragment(rest.substr(0, digits_end));
+            return fail(version_.post ? "two post-release segments (" + implicit_post +
+                                            " is an implicit post-release after one already given)"
+                                      : "the post-release " + implicit_post + " must come before the dev-release");
         }
 
         // Separators, then the word the scan could not place. A word that began before the stop
         // ("alph" read as "a" + "lph") is reported whole.
         std::size_t separators = 0;
         while (separators < rest.size() && is_separator(rest[separators])) ++separators;
+        if (separators == rest.size()) {
+            return fail("ends with the separator " + fragment(rest) + " after " + fragment(parsed));
+        }
         std::size_t word_start = position_ + separators;
         if (separators == 0) {
             while (word_start > 0 && is_letter(text_[word_start - 1])) --word_start;
@@ -303,37 +313,34 @@ private:
         std::transform(word.begin(), word.end(), word.begin(), to_lower);
         std::size_t segment_end = word_end;  // the label with its number, as written: "b2"
         while (segment_end < text_.size() && is_digit(text_[segment_end])) ++segment_end;
-        const std::string segment(text_.substr(word_start, segment_end - word_start));
-        const std::string before(text_.substr(0, word_start));
+        const std::string segment = fragment(text_.substr(word_start, segment_end - word_start));
+        const std::string before = fragment(text_.substr(0, std::min(word_start, position_)));
 
-        if (separators == rest.size()) {
-            return fail("ends with the separator '" + std::string(rest) + "' after '" + std::string(parsed) + "'");
-        }
         if (word.empty()) {
-            if (is_separator(c) || is_digit(rest[separators])) {
-                return fail("unexpected '" + std::string(rest) + "' after '" + std::string(parsed) +
-                            "' (numbers belong to the release or follow a pre-, post- or dev-release label)");
+            const char next = rest[separators];
+            if (is_digit(next)) {
+                return fail("unexpected " + fragment(rest) + " after " + fragment(parsed) +
+                            " (numbers belong to the release or follow a pre-, post- or dev-release label)");
             }
-            const char bad = rest[separators];
-            return fail("invalid character " + describe_byte(bad) + " at position " +
+            return fail("invalid character " + describe_byte(next) + " at position " +
                         std::to_string(position_ + separators + 1) +
-                        (static_cast<unsigned char>(bad) >= 0x80 ? " (versions are ASCII)" : ""));
+                        (static_cast<unsigned char>(next) >= 0x80 ? " (versions are ASCII)" : ""));
         }
         if (separators > 1) {
-            return fail("two separators in a row ('" + std::string(rest.substr(0, separators)) + "') before '" + word + "'");
+            return fail("two separators in a row (" + fragment(rest.substr(0, separators)) + ") before " + fragment(word));
         }
         if (is_pre_label(word)) {
-            if (version_.pre) return fail("two pre-release segments ('" + segment + "' after '" + before + "')");
-            return fail("the pre-release '" + segment + "' must come before the " +
+            if (version_.pre) return fail("two pre-release segments (" + segment + " after " + before + ")");
+            return fail("the pre-release " + segment + " must come before the " +
                         (version_.post ? "post-release" : "dev-release"));
         }
         if (is_post_label(word)) {
-            if (version_.post) return fail("two post-release segments ('" + segment + "' after '" + before + "')");
-            return fail("the post-release '" + segment + "' must come before the dev-release");
+            if (version_.post) return fail("two post-release segments (" + segment + " after " + before + ")");
+            return fail("the post-release " + segment + " must come before the dev-release");
         }
-        if (word == "dev") return fail("two dev-release segments ('" + segment + "' after '" + before + "')");
-        return fail("unknown label '" + word +
-                    "' (expected a pre-release a, b or rc, a post-release .postN, a dev-release .devN, "
+        if (word == "dev") return fail("two dev-release segments (" + segment + " after " + before + ")");
+        return fail("unknown label " + fragment(word) +
+                    " (expected a pre-release a, b or rc, a post-release .postN, a dev-release .devN, "
                     "or a local label after '+')");
     }
 
