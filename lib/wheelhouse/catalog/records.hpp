@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "wheelhouse/variants/build_variant.hpp"
 
@@ -49,9 +50,16 @@ struct file_record {
     download_mode mode = download_mode::local;
     std::optional<std::string> remote_url;
     std::string metadata_sha256;     // of the METADATA bytes served at <file>.metadata (PEP 658)
+    std::uint64_t metadata_size = 0;  // bytes of <file>.metadata; 0 with an empty metadata_sha256 (not known)
     std::optional<std::string> uploaded_by;  // token name, or "cli" for local ingest
 
     bool yanked() const noexcept { return yanked_reason.has_value(); }
 };
+
+// The spellings the schema's CHECK constraints and the JSON API use.
+std::string_view to_string(project_status status) noexcept;
+std::optional<project_status> parse_project_status(std::string_view text) noexcept;
+std::string_view to_string(download_mode mode) noexcept;
+std::optional<download_mode> parse_download_mode(std::string_view text) noexcept;
 
 }  // namespace wheelhouse::catalog

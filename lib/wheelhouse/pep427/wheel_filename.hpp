@@ -27,10 +27,15 @@ struct wheel_filename {
     pep440::version version;
     std::optional<build_tag> build;
     // Compressed tag sets expanded, in the order written: "py2.py3" -> {"py2", "py3"}.
+    // Lower-cased, as packaging's Tag does; each one satisfies is_valid_tag().
     std::vector<std::string> python_tags;
     std::vector<std::string> abi_tags;
     std::vector<std::string> platform_tags;
 };
+
+// True for one tag of a tag set ("cp314t", "manylinux_2_28_x86_64", "graalpy242_311_native"):
+// non-empty, ASCII letters, digits and '_' only. packaging itself checks no characters here.
+bool is_valid_tag(std::string_view tag) noexcept;
 
 // Parses "{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl". Accepts the legacy
 // spellings real indexes hold ("PyYAML-…", "Django-…", unsorted tag sets) and refuses, with the

@@ -1,0 +1,136 @@
+#include "wheelhouse/crypto/hasher.hpp"
+
+#include <openssl/evp.h>
+
+#include <utility>
+
+namespace wheelhouse::crypto {
+
+struct hasher::evp_state {
+    EVP_MD_CTX* context = nullptr;
+    ~evp_state() { EVP_MD_CTX_free(context); }
+};
+
+std::string_view name_of(hash_algorithm algorithm) noexcept {
+    switch (algorithm) {
+        case hash_algorithm::sha256: return "sha256";
+        case hash_algorithm::sha384: return "sha384";
+        case hash_algorithm::sha512: return "sha512";
+        case hash_algorithm::blake2b_256: return "blake2b_256";
+        case hash_algorithm::md5: return "md5";
+    }
+    return "unknown";
+}
+
+std::optional<hash_algorithm> algorithm_named(std::string_view name) noexcept {
+    for (auto algorithm : {hash_algorithm::sha256, hash_algorithm::sha384, hash_algorithm::sha512,
+                           hash_algorithm::blake2b_256, hash_algorithm::md5}) {
+        if (name_of(algorithm) == name) return algorithm;
+    }
+    return std::nullopt;
+}
+
+hasher::hasher(hash_algorithm algorithm, std::unique_ptr<evp_state> evp) noexcept
+    : algorithm_(algorithm), evp_(std::move(evp)) {
+    if (algorithm == hash_algorithm::blake2b_256) blake_.emplace(32);
+}
+
+hasher::hasher(hasher&&) noexcept = default;
+hasher& hasher::operator=(hasher&&) noexcept = default;
+hasher::~hasher() = default;
+
+result<hasher> hasher::create(hash_algorithm algorithm) {
+    if (algorithm == hash_algorithm::blake2b_256) return hasher(algorithm, nullptr);
+    const EVP_MD* method = nullptr;
+    switch (algorithm) {
+        case hash_algorithm::sha256: method = EVP_sha256(); break;
+        case hash_algorithm::sha384: method = EVP_sha384(); break;
+        case hash_algorithm::sha512: method = EVP_sha512(); break;
+        case hash_algorithm::md5: method = EVP_md5(); break;
+        case hash_algorithm::blake2b_256: break;
+    }
+    auto state = std::make_unique<evp_state>();
+    state->context = EVP_MD_CTX_new();
+    if (method == nullptr || state->context == nullptr || EVP_DigestInit_ex(state->context, method, nullptr) != 1) {
+        return make_error(error_kind::internal,
+                          "OpenSSL cannot compute " + std::string(name_of(algorithm)) + " in this configuration");
+    }
+    return hasher(algorithm, std::move(state));
+}
+
+void hasher::update(std::span<const std::uint8_t> data) noexcept {
+    if (blake_) {
+        blake_->update(data);
+    } else {
+        EVP_DigestUpdate(evp_->context, data.data(), data.size());
+    }
+}
+
+void hasher::update(std::string_view data) noexcept {
+    update(std::span(reinterpret_cast<const std::uint8_t*>(data.data()), data.size()));
+}
+
+std::vector<std::uint8_t> hasher::finish() {
+    if (blake_) {
+        std::vector<std::uint8_t> digest(blake_->digest_size());
+        blake_->finish(digest);
+        return digest;
+    }
+    std::vector<std::uint8_t> digest(EVP_MAX_MD_SIZE);
+    unsigned int length = 0;
+    EVP_DigestFinal_ex(evp_->context, digest.data(), &length);
+    digest.resize(length);
+    return digest;
+}
+
+std::string hasher::to_hex(std::span<const std::uint8_t> bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(bytes.size() * 2);
+    for (std::uint8_t byte : bytes) {
+        hex.push_back(digits[byte >> 4]);
+        hex.push_back(digits[byte & 0x0f]);
+    }
+    return hex;
+}
+
+std::string sha256_hex(std::string_view data) {
+    auto digest = hasher::create(hash_algorithm::sha256);
+    // SHA-256 is always available; a failure here means OpenSSL itself is broken.
+    if (!digest) return {};
+    digest->update(data);
+    return digest->finish_hex();
+}
+
+std::string to_base64url_nopad(std::span<const std::uint8_t> bytes) {
+    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string out;
+    out.reserve((bytes.size() * 4 + 2) / 3);
+    std::size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const std::uint32_t group = (std::uint32_t{bytes[i]} << 16) | (std::uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
+        out.push_back(alphabet[(group >> 18) & 63]);
+        out.push_back(alphabet[(group >> 12) & 63]);
+        out.push_back(alphabet[(group >> 6) & 63]);
+        out.push_back(alphabet[group & 63]);
+    }
+    const std::size_t rest = bytes.size() - i;
+    if (rest > 0) {
+        std::uint32_t group = std::uint32_t{bytes[i]} << 16;
+        if (rest == 2) group |= std::uint32_t{bytes[i + 1]} << 8;
+        out.push_back(alphabet[(group >> 18) & 63]);
+        out.push_back(alphabet[(group >> 12) & 63]);
+        if (rest == 2) out.push_back(alphabet[(group >> 6) & 63]);
+    }
+    return out;
+}
+
+bool is_sha256_hex(std::string_view text) noexcept {
+    if (text.size() != 64) return false;
+    for (char c : text) {
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    }
+    return true;
+}
+
+}  // namespace wheelhouse::crypto

@@ -1,0 +1,245 @@
+#include "wheelhouse/ingest/ingester.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/ingest/wheel_validation.hpp"
+#include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/variants/build_variant.hpp"
+
+namespace wheelhouse::ingest {
+namespace {
+
+// How often an add is retried when a concurrent delete removed the shared blob in between.
+constexpr int put_attempts = 3;
+
+struct file_digests {
+    std::string sha256;
+    std::optional<std::string> blake2_256;
+    std::optional<std::string> md5;
+    std::uint64_t size = 0;
+};
+
+// One pass over the file for SHA-256 and whichever digests the client sent.
+result<file_digests> hash_file(const std::filesystem::path& path, const expected_digests& expected,
+                               std::uint64_t max_file_size) {
+    const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (descriptor < 0) {
+        return make_error(error_kind::internal, "opening " + path.string() + ": " + std::system_category().message(errno));
+    }
+    struct closer {
+        int descriptor;
+        ~closer() { ::close(descriptor); }
+    } close_at_end{descriptor};
+
+    std::vector<crypto::hasher> hashers;
+    std::vector<crypto::hash_algorithm> algorithms = {crypto::hash_algorithm::sha256};
+    if (expected.blake2_256) algorithms.push_back(crypto::hash_algorithm::blake2b_256);
+    if (expected.md5) algorithms.push_back(crypto::hash_algorithm::md5);
+    for (auto algorithm : algorithms) {
+        auto hasher = crypto::hasher::create(algorithm);
+        if (!hasher) return hasher.error();
+        hashers.push_back(std::move(hasher).value());
+    }
+
+    std::vector<std::uint8_t> buffer(1 << 20);
+    file_digests digests;
+    for (;;) {
+        const ssize_t count = ::read(descriptor, buffer.data(), buffer.size());
+        if (count < 0) {
+            if (errno == EINTR) continue;
+            return make_error(error_kind::internal, "reading " + path.string() + ": " + std::system_category().message(errno));
+        }
+        if (count == 0) break;
+        digests.size += static_cast<std::uint64_t>(count);
+        if (digests.size > max_file_size) {
+            return make_error(error_kind::too_large, "the file is larger than the limit of " +
+                                                         std::to_string(max_file_size) + " bytes");
+        }
+        for (auto& hasher : hashers) hasher.update(std::span<const std::uint8_t>(buffer.data(), static_cast<std::size_t>(count)));
+    }
+    for (auto& hasher : hashers) {
+        auto hex = hasher.finish_hex();
+        switch (hasher.algorithm()) {
+            case crypto::hash_algorithm::blake2b_256: digests.blake2_256 = std::move(hex); break;
+            case crypto::hash_algorithm::md5: digests.md5 = std::move(hex); break;
+            default: digests.sha256 = std::move(hex); break;
+        }
+    }
+    return digests;
+}
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+result<void> check_expected(const expected_digests& expected, const file_digests& actual) {
+    const std::array<std::tuple<const char*, const std::optional<std::string>*, const std::optional<std::string>*>, 2> others = {{
+        {"blake2_256_digest", &expected.blake2_256, &actual.blake2_256},
+        {"md5_digest", &expected.md5, &actual.md5},
+    }};
+    if (expected.sha256 && lower(*expected.sha256) != actual.sha256) {
+        return invalid("the upload's sha256_digest is " + *expected.sha256 + " but the file received hashes to " +
+                       actual.sha256 + "; it was damaged or truncated on the way: upload it again");
+    }
+    for (const auto& [field, sent, computed] : others) {
+        if (*sent && lower(**sent) != **computed) {
+            return invalid(std::string("the upload's ") + field + " is " + **sent + " but the file received hashes to " +
+                           **computed + "; it was damaged or truncated on the way: upload it again");
+        }
+    }
+    return {};
+}
+
+// The python, abi and platform tags as the filename writes them ("py2.py3"), the last three
+// '-'-separated parts of a name pep427 already accepted.
+std::array<std::string, 3> written_tags(std::string_view filename) {
+    std::string_view stem = filename.substr(0, filename.size() - 4);  // ".whl"
+    std::array<std::string, 3> tags;
+    for (int i = 2; i >= 0; --i) {
+        const auto dash = stem.rfind('-');
+        tags[static_cast<std::size_t>(i)] = std::string(stem.substr(dash + 1));
+        stem = stem.substr(0, dash);
+    }
+    return tags;
+}
+
+catalog::file_record make_record(const pep427::wheel_filename& wheel, const validated_wheel& validated,
+                                 const file_digests& digests, const ingest_options& options) {
+    catalog::file_record file;
+    file.project = wheel.normalized_name;
+    file.filename = wheel.filename;
+    file.version = wheel.version_text;
+    file.normalized_version = wheel.version.to_string();
+    file.local_label = wheel.version.local_string();
+    auto tags = written_tags(wheel.filename);
+    file.python_tag = std::move(tags[0]);
+    file.abi_tag = std::move(tags[1]);
+    file.platform_tag = std::move(tags[2]);
+    if (wheel.build) file.build_tag = wheel.build->text;
+    file.variant = variants::decode(wheel);
+    file.sha256 = digests.sha256;
+    file.size = digests.size;
+    if (auto requires_python = validated.metadata.requires_python()) file.requires_python = std::string(*requires_python);
+    if (auto summary = validated.metadata.summary()) file.summary = std::string(*summary);
+    file.mode = catalog::download_mode::local;
+    file.metadata_sha256 = crypto::sha256_hex(validated.archive.metadata);
+    file.metadata_size = validated.archive.metadata.size();
+    file.uploaded_by = options.uploaded_by;
+    return file;
+}
+
+error conflict_error(std::string_view filename, std::string_view existing_sha256, std::string_view new_sha256) {
+    return make_error(error_kind::conflict,
+                      "File already exists: " + std::string(filename) + " is in the index with sha256 " +
+                          std::string(existing_sha256) + ", and this file's sha256 is " + std::string(new_sha256) +
+                          ". A filename is never reused for other bytes: give the build a new version or build "
+                          "tag, or delete the old file first");
+}
+
+error about(std::string_view filename, const error& failure) {
+    return make_error(failure.kind, std::string(filename) + ": " + failure.message);
+}
+
+}  // namespace
+
+result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::string_view filename,
+                                             const ingest_options& options) {
+    auto wheel = pep427::parse_wheel_filename(filename);
+    if (!wheel) return about(filename, wheel.error());
+
+    auto digests = hash_file(spool.path(), options.expected, options.max_file_size);
+    if (!digests) return about(filename, digests.error());
+    if (auto matches = check_expected(options.expected, *digests); !matches) return about(filename, matches.error());
+
+    // A re-upload of the same bytes, or a clash, is answered before the costly validation.
+    auto existing = catalog_.find_file(filename);
+    if (!existing) return about(filename, existing.error());
+    if (*existing) {
+        if ((*existing)->sha256 != digests->sha256) return conflict_error(filename, (*existing)->sha256, digests->sha256);
+        return ingest_result{ingest_outcome::identical, std::move(**existing)};
+    }
+
+    auto validated = validate_wheel(spool.path(), *wheel, options.limits);
+    if (!validated) return about(filename, validated.error());
+
+    catalog::new_file row;
+    row.file = make_record(*wheel, *validated, *digests, options);
+    row.project_display_name = std::string(validated->metadata.name());
+    const std::string& sha256 = row.file.sha256;
+
+    for (int attempt = 1;; ++attempt) {
+        auto blob = store_.put_blob(sha256, spool.path());
+        if (!blob) return about(filename, blob.error());
+        bool put_by_us = *blob == storage::put_outcome::created;
+        auto metadata = store_.put_metadata(sha256, validated->archive.metadata);
+        if (metadata) put_by_us = put_by_us || *metadata == storage::put_outcome::created;
+
+        // Under the catalog's write lock: the bytes must still be there (a delete of another
+        // file with the same bytes may have released them since).
+        bool vanished = false;
+        auto added = metadata ? catalog_.add_file(row, [&]() -> result<void> {
+            if (store_.has_blob(sha256) && store_.has_metadata(sha256)) return {};
+            vanished = true;
+            return make_error(error_kind::unavailable, "the blob " + sha256 + " was removed while it was being added");
+        })
+                              : result<catalog::add_result>(metadata.error());
+
+        const bool keep = added && added->outcome != catalog::add_outcome::conflict;
+        if (!keep && put_by_us) {
+            // Ours, and nothing references it: take it back out. A failure here leaves an
+            // unreferenced blob, which is harmless.
+            (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+        }
+        if (!added) {
+            if (vanished && attempt < put_attempts) continue;
+            return about(filename, added.error());
+        }
+        switch (added->outcome) {
+            case catalog::add_outcome::created: return ingest_result{ingest_outcome::created, std::move(added->file)};
+            case catalog::add_outcome::identical: return ingest_result{ingest_outcome::identical, std::move(added->file)};
+            case catalog::add_outcome::conflict: return conflict_error(filename, added->file.sha256, sha256);
+        }
+    }
+}
+
+result<ingest_result> ingester::ingest_file(const std::filesystem::path& path, const ingest_options& options) {
+    const auto filename = path.filename().string();
+    std::error_code failure;
+    if (!std::filesystem::is_regular_file(path, failure)) {
+        return make_error(error_kind::invalid, path.string() + ": not a regular file");
+    }
+    auto spool = store_.create_spool();
+    if (!spool) return about(filename, spool.error());
+    std::filesystem::copy_file(path, spool->path(), std::filesystem::copy_options::overwrite_existing, failure);
+    if (failure) {
+        return make_error(error_kind::internal, "copying " + path.string() + " to " + spool->path().string() + ": " +
+                                                    failure.message());
+    }
+    return ingest_spool(std::move(spool).value(), filename, options);
+}
+
+result<catalog::file_record> ingester::delete_file(std::string_view filename, std::string_view actor) {
+    auto removed = catalog_.delete_file(filename, actor);
+    if (!removed) return removed.error();
+    const std::string sha256 = removed->sha256;
+    // The row is gone, which is what was asked; should the bytes stay behind after a failure
+    // here, an unreferenced blob harms nothing.
+    (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+    return removed;
+}
+
+result<storage::sweep_report> ingester::recover(std::chrono::seconds max_spool_age) {
+    return store_.sweep_spool(max_spool_age);
+}
+
+}  // namespace wheelhouse::ingest

@@ -1,0 +1,78 @@
+#pragma once
+// The one way a wheel enters the index, whether it arrives by upload or from `wheelhouse
+// ingest`: parse the filename, hash the bytes (checking any digests the client sent), refuse
+// a taken filename with other bytes, validate the archive and its METADATA, decode the
+// variant, put blob and METADATA in the store and the row in the catalog. A failure at any
+// step leaves no row, no blob of ours and no spool file, and says exactly what was wrong.
+//
+// Thread safety: every member may be called from any thread at the same time (catalog and
+// blob_store are both safe so); concurrent ingests of one filename end with exactly one row.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/ingest/wheel_archive.hpp"
+#include "wheelhouse/result.hpp"
+#include "wheelhouse/storage/blob_store.hpp"
+
+namespace wheelhouse::ingest {
+
+// Digests a client sent with its upload (twine's sha256_digest, blake2_256_digest, md5_digest),
+// hex. Each one given must match the bytes received.
+struct expected_digests {
+    std::optional<std::string> sha256;
+    std::optional<std::string> blake2_256;
+    std::optional<std::string> md5;
+};
+
+struct ingest_options {
+    std::optional<std::string> uploaded_by;  // the token's name; "cli" for `wheelhouse ingest`
+    expected_digests expected;
+    archive_limits limits;
+    std::uint64_t max_file_size = 16ULL << 30;
+};
+
+enum class ingest_outcome {
+    created,    // 201: a new file
+    identical,  // 200: these very bytes are already there under this filename; nothing changed
+};
+
+struct ingest_result {
+    ingest_outcome outcome = ingest_outcome::created;
+    catalog::file_record file;
+};
+
+// Error kinds of ingest: invalid (400: not a wheel, or it breaks a rule; the digests sent do
+// not match), conflict (409: "File already exists" with other bytes), too_large (413),
+// unavailable (503: the database stayed locked), internal (500: disk or database).
+class ingester {
+public:
+    ingester(catalog::catalog& catalog, const storage::blob_store& store) noexcept : catalog_(catalog), store_(store) {}
+
+    // Ingests the bytes of `spool` (from store().create_spool()) as `filename`. The spool is
+    // consumed: it is gone when this returns, whatever the outcome.
+    result<ingest_result> ingest_spool(storage::spool_file spool, std::string_view filename, const ingest_options& options);
+
+    // Ingests a file of the user's, under its own name. It is copied to a spool first, so the
+    // original is never moved or changed, and later changes to it cannot reach the store.
+    result<ingest_result> ingest_file(const std::filesystem::path& path, const ingest_options& options);
+
+    // Deletes a file's row, then its blob and METADATA once no other row shares the bytes.
+    result<catalog::file_record> delete_file(std::string_view filename, std::string_view actor);
+
+    // Start-up: removes spool files left by crashed processes or older than `max_spool_age`.
+    result<storage::sweep_report> recover(std::chrono::seconds max_spool_age = std::chrono::hours(24));
+
+    const storage::blob_store& store() const noexcept { return store_; }
+
+private:
+    catalog::catalog& catalog_;
+    const storage::blob_store& store_;
+};
+
+}  // namespace wheelhouse::ingest

@@ -1,0 +1,347 @@
+#include "wheelhouse/ingest/wheel_archive.hpp"
+
+#include <zip.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/ingest/record.hpp"
+
+namespace wheelhouse::ingest {
+namespace {
+
+struct archive_closer {
+    void operator()(zip_t* archive) const noexcept { zip_discard(archive); }
+};
+struct entry_closer {
+    void operator()(zip_file_t* file) const noexcept { zip_fclose(file); }
+};
+using archive_handle = std::unique_ptr<zip_t, archive_closer>;
+using entry_handle = std::unique_ptr<zip_file_t, entry_closer>;
+
+std::string zip_message(int code) {
+    zip_error_t failure;
+    zip_error_init_with_code(&failure, code);
+    std::string message = zip_error_strerror(&failure);
+    zip_error_fini(&failure);
+    return message;
+}
+
+// libzip's consistency check refuses duplicate names without saying which; find it to say so.
+error duplicate_entry_error(const std::filesystem::path& path) {
+    int code = 0;
+    archive_handle archive(zip_open(path.c_str(), ZIP_RDONLY, &code));
+    std::set<std::string> seen;
+    const zip_int64_t count = archive ? zip_get_num_entries(archive.get(), 0) : 0;
+    for (zip_int64_t index = 0; index < count; ++index) {
+        const char* name = zip_get_name(archive.get(), static_cast<zip_uint64_t>(index), 0);
+        if (name != nullptr && !seen.insert(name).second) {
+            return invalid("entry " + std::string(name) +
+                           " appears twice in the archive; an installer would keep only one of them");
+        }
+    }
+    return invalid("two archive entries have the same name; an installer would keep only one of them");
+}
+
+error open_error(int code, const std::filesystem::path& path) {
+    switch (code) {
+        case ZIP_ER_EXISTS:
+            return duplicate_entry_error(path);
+        case ZIP_ER_NOZIP:
+            return invalid("not a zip archive (no end-of-central-directory record): a wheel is a zip file; "
+                           "was the file truncated?");
+        case ZIP_ER_INCONS:
+            return invalid("the zip archive is inconsistent (its directory and its entries disagree); the file "
+                           "is corrupt or truncated");
+        case ZIP_ER_MULTIDISK:
+            return invalid("a multi-disk zip archive cannot be a wheel");
+        case ZIP_ER_OPEN:
+        case ZIP_ER_READ:
+        case ZIP_ER_SEEK:
+        case ZIP_ER_MEMORY:
+            return make_error(error_kind::internal, "reading " + path.string() + ": " + zip_message(code));
+        default:
+            return invalid("not a readable zip archive: " + zip_message(code));
+    }
+}
+
+std::string with_bytes(std::uint64_t count) { return std::to_string(count) + " bytes"; }
+
+struct entry_info {
+    zip_uint64_t index = 0;
+    std::string name;
+    std::uint64_t size = 0;  // declared, uncompressed
+    bool directory = false;
+};
+
+// Reads one entry, never past min(declared size, `cap`) + 1 byte, feeding `sink` as it goes.
+template <class Sink>
+result<std::uint64_t> inflate_entry(zip_t* archive, const entry_info& entry, std::uint64_t cap, Sink&& sink) {
+    entry_handle file(zip_fopen_index(archive, entry.index, 0));
+    if (!file) {
+        return invalid("entry " + entry.name + " cannot be opened: " + zip_strerror(archive));
+    }
+    std::array<std::uint8_t, 64 * 1024> buffer{};
+    std::uint64_t total = 0;
+    for (;;) {
+        const zip_int64_t count = zip_fread(file.get(), buffer.data(), buffer.size());
+        if (count < 0) {
+            return invalid("entry " + entry.name + " is corrupt: " + zip_file_strerror(file.get()));
+        }
+        if (count == 0) break;
+        total += static_cast<std::uint64_t>(count);
+        if (total > entry.size) {
+            return invalid("entry " + entry.name + " inflates past its declared size of " + with_bytes(entry.size) +
+                           ": refusing a possible zip bomb");
+        }
+        if (total > cap) return total;  // the caller reports which limit
+        sink(std::span<const std::uint8_t>(buffer.data(), static_cast<std::size_t>(count)));
+    }
+    if (total != entry.size) {
+        return invalid("entry " + entry.name + " holds " + with_bytes(total) + " but the archive declares " +
+                       with_bytes(entry.size) + "; the file is corrupt or truncated");
+    }
+    return total;
+}
+
+result<std::string> read_small_entry(zip_t* archive, const entry_info& entry, std::uint64_t limit) {
+    if (entry.size > limit) {
+        return make_error(error_kind::too_large, entry.name + " is " + with_bytes(entry.size) + ", past the limit of " +
+                                                     with_bytes(limit) + " for dist-info files");
+    }
+    std::string bytes;
+    bytes.reserve(static_cast<std::size_t>(entry.size));
+    auto read = inflate_entry(archive, entry, limit, [&](std::span<const std::uint8_t> chunk) {
+        bytes.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
+    });
+    if (!read) return read.error();
+    return bytes;
+}
+
+bool is_record_or_signature(std::string_view name, std::string_view dist_info) {
+    if (name.size() <= dist_info.size() + 1 || !name.starts_with(dist_info) || name[dist_info.size()] != '/') {
+        return false;
+    }
+    const auto file = name.substr(dist_info.size() + 1);
+    return file == "RECORD" || file == "RECORD.jws" || file == "RECORD.p7s";
+}
+
+}  // namespace
+
+result<void> check_entry_name(std::string_view name) {
+    if (name.empty()) return invalid("an archive entry has an empty name");
+    const std::string quoted = "entry \"" + std::string(name) + "\"";
+    if (name.front() == '/') return invalid(quoted + " has an absolute path; wheel entries must be relative");
+    if (name.size() >= 2 && name[1] == ':') return invalid(quoted + " starts with a drive letter; wheel entries must be relative");
+    if (name.find('\\') != std::string_view::npos) return invalid(quoted + " contains a backslash; wheel paths use '/'");
+    for (unsigned char c : name) {
+        if (c < 0x20 || c == 0x7f) return invalid(quoted + " contains a control character");
+    }
+    std::string_view rest = name;
+    if (rest.ends_with('/')) rest.remove_suffix(1);  // a directory entry
+    while (true) {
+        const auto slash = rest.find('/');
+        const auto component = rest.substr(0, slash);
+        if (component == "..") return invalid(quoted + " contains '..': it would be written outside the install directory");
+        if (component.empty() || component == ".") return invalid(quoted + " has an empty or '.' path component");
+        if (slash == std::string_view::npos) break;
+        rest.remove_prefix(slash + 1);
+    }
+    return {};
+}
+
+result<void> check_wheel_metadata(std::string_view wheel) {
+    while (!wheel.empty()) {
+        const auto end = wheel.find('\n');
+        std::string_view line = wheel.substr(0, end);
+        wheel.remove_prefix(end == std::string_view::npos ? wheel.size() : end + 1);
+        if (line.ends_with('\r')) line.remove_suffix(1);
+        if (line.empty()) break;  // end of the headers
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) continue;
+        std::string_view key = line.substr(0, colon);
+        if (key != "Wheel-Version") continue;
+        std::string_view value = line.substr(colon + 1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+        while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+        unsigned major = 0;
+        auto [next, code] = std::from_chars(value.data(), value.data() + value.size(), major);
+        if (code != std::errc{} || next == value.data() + value.size() || *next != '.') {
+            return invalid("WHEEL says Wheel-Version: " + std::string(value) + "; expected a version such as 1.0");
+        }
+        if (major != 1) {
+            return invalid("WHEEL says Wheel-Version: " + std::string(value) +
+                           "; only version 1.x wheels can be installed by today's installers");
+        }
+        return {};
+    }
+    return invalid("WHEEL has no Wheel-Version header");
+}
+
+result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, const archive_limits& limits) {
+    int code = 0;
+    archive_handle archive(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+    if (!archive) return open_error(code, path);
+
+    const zip_int64_t count = zip_get_num_entries(archive.get(), 0);
+    if (count <= 0) return invalid("the zip archive is empty");
+    if (static_cast<std::uint64_t>(count) > limits.max_entries) {
+        return make_error(error_kind::too_large, "the archive has " + std::to_string(count) + " entries, past the limit of " +
+                                                     std::to_string(limits.max_entries));
+    }
+
+    // Pass 1: names, declared sizes and the dist-info directory, before inflating anything.
+    std::vector<entry_info> entries;
+    entries.reserve(static_cast<std::size_t>(count));
+    std::unordered_map<std::string, std::size_t> by_name;
+    std::set<std::string> dist_infos;
+    std::uint64_t declared_total = 0;
+    for (zip_uint64_t index = 0; index < static_cast<zip_uint64_t>(count); ++index) {
+        zip_stat_t stat;
+        zip_stat_init(&stat);
+        if (zip_stat_index(archive.get(), index, 0, &stat) != 0) {
+            return invalid("entry " + std::to_string(index) + " cannot be read: " + zip_strerror(archive.get()));
+        }
+        const std::uint64_t required = ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+        if ((stat.valid & required) != required) {
+            return invalid("entry " + std::to_string(index) + " lacks a name or sizes in the zip directory");
+        }
+        entry_info entry{index, stat.name, stat.size, std::string_view(stat.name).ends_with('/')};
+        if (auto named = check_entry_name(entry.name); !named) return named.error();
+        if (!by_name.emplace(entry.name, entries.size()).second) {
+            return invalid("entry " + entry.name + " appears twice in the archive; an installer would keep only one of them");
+        }
+        if ((stat.valid & ZIP_STAT_ENCRYPTION_METHOD) && stat.encryption_method != ZIP_EM_NONE) {
+            return invalid("entry " + entry.name + " is encrypted");
+        }
+        if (!entry.directory && !zip_compression_method_supported(static_cast<zip_int32_t>(stat.comp_method), 0)) {
+            return invalid("entry " + entry.name + " uses zip compression method " + std::to_string(stat.comp_method) +
+                           ", which cannot be read here; wheels use deflate");
+        }
+        if (entry.size > limits.max_entry_uncompressed) {
+            return make_error(error_kind::too_large, "entry " + entry.name + " declares " + with_bytes(entry.size) +
+                                                         ", past the per-entry limit of " +
+                                                         with_bytes(limits.max_entry_uncompressed));
+        }
+        if (entry.size > limits.ratio_floor &&
+            (stat.comp_size == 0 || entry.size / stat.comp_size > limits.max_compression_ratio)) {
+            return invalid("entry " + entry.name + " would inflate from " + with_bytes(stat.comp_size) + " to " +
+                           with_bytes(entry.size) + " (more than " + std::to_string(limits.max_compression_ratio) +
+                           ":1): refusing a possible zip bomb");
+        }
+        declared_total += entry.size;
+        if (declared_total > limits.max_total_uncompressed) {
+            return make_error(error_kind::too_large, "the archive declares more than " +
+                                                         with_bytes(limits.max_total_uncompressed) +
+                                                         " uncompressed, past the limit: refusing a possible zip bomb");
+        }
+        const auto slash = entry.name.find('/');
+        if (slash != std::string::npos && std::string_view(entry.name).substr(0, slash).ends_with(".dist-info")) {
+            dist_infos.insert(entry.name.substr(0, slash));
+        }
+        entries.push_back(std::move(entry));
+    }
+
+    if (dist_infos.empty()) return invalid("the wheel has no top-level *.dist-info directory");
+    if (dist_infos.size() > 1) {
+        std::string names;
+        for (const auto& name : dist_infos) names += (names.empty() ? "" : ", ") + name;
+        return invalid("the wheel has " + std::to_string(dist_infos.size()) + " .dist-info directories (" + names +
+                       "); it must have exactly one");
+    }
+
+    wheel_archive wheel;
+    wheel.dist_info = *dist_infos.begin();
+    wheel.entry_count = entries.size();
+    const auto find_required = [&](std::string_view file) -> result<const entry_info*> {
+        const auto found = by_name.find(wheel.dist_info + "/" + std::string(file));
+        if (found == by_name.end() || entries[found->second].directory) {
+            return invalid(wheel.dist_info + "/" + std::string(file) + " is missing; every wheel has METADATA, WHEEL and RECORD");
+        }
+        return &entries[found->second];
+    };
+    auto metadata_entry = find_required("METADATA");
+    if (!metadata_entry) return metadata_entry.error();
+    auto wheel_entry = find_required("WHEEL");
+    if (!wheel_entry) return wheel_entry.error();
+    auto record_entry = find_required("RECORD");
+    if (!record_entry) return record_entry.error();
+
+    auto wheel_text = read_small_entry(archive.get(), **wheel_entry, limits.max_metadata_size);
+    if (!wheel_text) return wheel_text.error();
+    if (auto checked = check_wheel_metadata(*wheel_text); !checked) return checked.error();
+    wheel.wheel = std::move(wheel_text).value();
+
+    auto record_text = read_small_entry(archive.get(), **record_entry, limits.max_metadata_size);
+    if (!record_text) return record_text.error();
+    auto record = parse_record(*record_text);
+    if (!record) return record.error();
+
+    // Every RECORD row names an entry, and (but for RECORD and its signatures) carries its hash.
+    std::unordered_map<std::string_view, const record_row*> listed;
+    for (const auto& row : *record) {
+        const auto found = by_name.find(row.path);
+        if (found == by_name.end() || entries[found->second].directory) {
+            return invalid("RECORD lists " + row.path + " but the archive has no such file");
+        }
+        if (!row.algorithm && !is_record_or_signature(row.path, wheel.dist_info)) {
+            return invalid("RECORD lists " + row.path + " without a hash; only RECORD itself may have none");
+        }
+        listed.emplace(row.path, &row);
+    }
+
+    // Pass 2: inflate every file once, counting real bytes, and hold it to its RECORD row.
+    for (const auto& entry : entries) {
+        if (entry.directory) continue;
+        const auto row = listed.find(entry.name);
+        const bool exempt = is_record_or_signature(entry.name, wheel.dist_info);
+        if (row == listed.end() && !exempt) {
+            return invalid("archive entry " + entry.name + " is not listed in RECORD; rebuild the wheel");
+        }
+        const record_row* expected = row == listed.end() ? nullptr : row->second;
+        std::optional<crypto::hasher> hasher;
+        if (expected != nullptr && expected->algorithm && !exempt) {
+            auto created = crypto::hasher::create(*expected->algorithm);
+            if (!created) return created.error();
+            hasher.emplace(std::move(created).value());
+        }
+        const std::uint64_t budget = limits.max_total_uncompressed - wheel.uncompressed_size;
+        auto inflated = inflate_entry(archive.get(), entry, budget, [&](std::span<const std::uint8_t> chunk) {
+            if (hasher) hasher->update(chunk);
+        });
+        if (!inflated) return inflated.error();
+        if (*inflated > budget) {
+            return make_error(error_kind::too_large, "the archive inflates past " +
+                                                         with_bytes(limits.max_total_uncompressed) +
+                                                         ": refusing a possible zip bomb");
+        }
+        wheel.uncompressed_size += *inflated;
+        if (expected == nullptr || exempt) continue;
+        if (expected->size && *expected->size != *inflated) {
+            return invalid("RECORD says " + entry.name + " is " + with_bytes(*expected->size) +
+                           " but the archive entry is " + with_bytes(*inflated) + "; rebuild the wheel");
+        }
+        if (hasher) {
+            const auto actual = crypto::to_base64url_nopad(hasher->finish());
+            if (actual != expected->digest) {
+                const auto algorithm = std::string(crypto::name_of(*expected->algorithm));
+                return invalid("RECORD says " + entry.name + " has " + algorithm + "=" + expected->digest +
+                               " but the archive entry hashes to " + algorithm + "=" + actual + "; rebuild the wheel");
+            }
+        }
+    }
+
+    auto metadata = read_small_entry(archive.get(), **metadata_entry, limits.max_metadata_size);
+    if (!metadata) return metadata.error();
+    wheel.metadata = std::move(metadata).value();
+    return wheel;
+}
+
+}  // namespace wheelhouse::ingest

@@ -1,0 +1,57 @@
+#include "wheelhouse/ingest/wheel_validation.hpp"
+
+#include <string>
+
+#include "wheelhouse/pep440/version.hpp"
+#include "wheelhouse/pep503/name.hpp"
+
+namespace wheelhouse::ingest {
+
+result<void> check_dist_info_name(std::string_view dist_info, const pep427::wheel_filename& wheel) {
+    std::string_view stem = dist_info;
+    stem.remove_suffix(std::string_view(".dist-info").size());
+    const auto name = stem.substr(0, stem.find('-'));
+    if (pep503::normalize(name) != wheel.normalized_name) {
+        return invalid("the wheel's " + std::string(dist_info) + " directory belongs to project " +
+                       pep503::normalize(name) + ", but the filename is for " + wheel.normalized_name);
+    }
+    return {};
+}
+
+result<void> check_metadata_matches(const metadata::core_metadata& metadata, const pep427::wheel_filename& wheel) {
+    const auto name = pep503::normalize(metadata.name());
+    if (name != wheel.normalized_name) {
+        return invalid("METADATA says Name: " + std::string(metadata.name()) + ", but the filename is for project " +
+                       wheel.normalized_name);
+    }
+    auto version = pep440::parse(metadata.version());
+    if (!version) {
+        return invalid("METADATA says Version: " + std::string(metadata.version()) +
+                       ", which is not a PEP 440 version: " + version.error().message);
+    }
+    if (*version != wheel.version) {
+        std::string message = "METADATA says Version: " + std::string(metadata.version()) + ", but the filename says " +
+                              wheel.version_text + "; pip discards such a wheel (\"inconsistent version\")";
+        if (version->local.empty() && !wheel.version.local.empty() &&
+            version->public_string() == wheel.version.public_string()) {
+            message += ". The local label +" + wheel.version.local_string() +
+                       " was added to the filename only: rebuild with it in the version, or rename the file to " +
+                       "drop it";
+        }
+        return invalid(std::move(message));
+    }
+    return {};
+}
+
+result<validated_wheel> validate_wheel(const std::filesystem::path& path, const pep427::wheel_filename& wheel,
+                                       const archive_limits& limits) {
+    auto archive = read_wheel_archive(path, limits);
+    if (!archive) return archive.error();
+    if (auto named = check_dist_info_name(archive->dist_info, wheel); !named) return named.error();
+    auto parsed = metadata::parse_core_metadata(archive->metadata);
+    if (!parsed) return invalid(archive->dist_info + "/METADATA: " + parsed.error().message);
+    if (auto matches = check_metadata_matches(*parsed, wheel); !matches) return matches.error();
+    return validated_wheel{std::move(archive).value(), std::move(parsed).value()};
+}
+
+}  // namespace wheelhouse::ingest

@@ -1,0 +1,212 @@
+#include "wheelhouse/pep427/wheel_filename.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
+
+#include "wheelhouse/pep503/name.hpp"
+#include "wheelhouse/text/quoted.hpp"
+
+// Follows packaging 23.0's parse_wheel_filename and is deliberately stricter where a name
+// could harm or mislead an index that stores files under these names; each stricter rule below
+// is marked "Stricter than packaging" and listed in tests/data/invalid_wheel_filenames.tsv.
+
+namespace wheelhouse::pep427 {
+namespace {
+
+using text::describe_byte;
+using text::quoted;
+
+constexpr std::size_t longest_filename = 255;  // bytes; the limit of ext4, XFS, NTFS, APFS
+constexpr std::string_view extension = ".whl";
+constexpr std::string_view expected_form =
+    "{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}.whl";
+
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+bool is_tag_character(char c) noexcept {
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+class parser {
+public:
+    explicit parser(std::string_view filename) : filename_(filename) {}
+
+    result<wheel_filename> run() {
+        if (filename_.empty()) return invalid("empty wheel filename");
+        if (auto problem = check_bytes()) return *problem;
+        if (!filename_.ends_with(extension)) {
+            const bool wrong_case =
+                filename_.size() >= extension.size() &&
+                std::equal(extension.begin(), extension.end(), filename_.end() - 4,
+                           [](char expected, char given) { return expected == to_lower(given); });
+            return fail(wrong_case ? "the extension must be '.whl' in lower case"
+                                   : "a wheel filename must end in '.whl'");
+        }
+        const std::string_view stem = filename_.substr(0, filename_.size() - extension.size());
+
+        std::array<std::string_view, 6> parts{};
+        std::size_t count = 0;
+        std::size_t start = 0;
+        while (true) {
+            const std::size_t dash = stem.find('-', start);
+            const std::string_view part = stem.substr(start, dash == std::string_view::npos ? dash : dash - start);
+            if (count < parts.size()) parts[count] = part;
+            ++count;
+            if (dash == std::string_view::npos) break;
+            start = dash + 1;
+        }
+        if (count != 5 && count != 6) {
+            std::string reason = "found " + std::to_string(count) + " '-'-separated part" + (count == 1 ? "" : "s") +
+                                 " where 5 or 6 are expected: " + std::string(expected_form);
+            if (count > 6) reason += " (a '-' inside the name or version must be written as '_')";
+            return fail(reason);
+        }
+
+        wheel_filename out;
+        out.filename = std::string(filename_);
+        if (auto problem = take_name(parts[0], out)) return *problem;
+        if (auto problem = take_version(parts[0], parts[1], out)) return *problem;
+        if (count == 6) {
+            if (auto problem = take_build(parts[2], out)) return *problem;
+        }
+        const std::size_t tags = count - 3;
+        if (auto problem = take_tag_set("python", parts[tags], out.python_tags)) return *problem;
+        if (auto problem = take_tag_set("abi", parts[tags + 1], out.abi_tags)) return *problem;
+        if (auto problem = take_tag_set("platform", parts[tags + 2], out.platform_tags)) return *problem;
+
+        // Stricter than packaging: it takes "a..b" as a name and anything as a build suffix, but a
+        // name with ".." invites path tricks wherever the file is later stored or served.
+        if (filename_.find("..") != std::string_view::npos) {
+            return fail("'..' is not allowed in a wheel filename");
+        }
+        return out;
+    }
+
+private:
+    using maybe_error = std::optional<error>;
+
+    error fail(std::string_view reason) const {
+        return invalid("wheel filename " + quoted(filename_) + ": " + std::string(reason));
+    }
+
+    // Stricter than packaging, which takes any characters it does not split on: a filename that
+    // is stored on disk and put in URLs must be printable ASCII, a file name and not a path.
+    maybe_error check_bytes() const {
+        if (filename_.size() > longest_filename) {
+            return fail("it is " + std::to_string(filename_.size()) + " bytes long; at most " +
+                        std::to_string(longest_filename) + " are allowed");
+        }
+        for (std::size_t i = 0; i < filename_.size(); ++i) {
+            const char c = filename_[i];
+            const auto byte = static_cast<unsigned char>(c);
+            if (byte > 0x20 && byte < 0x7f && c != '/' && c != '\\') continue;
+            const std::string where = " at position " + std::to_string(i + 1);
+            if (byte >= 0x80) {
+                return fail("non-ASCII " + describe_byte(c) + where +
+                            "; wheel filenames are ASCII (use the project's ASCII name)");
+            }
+            if (byte < 0x20 || byte == 0x7f) return fail("control character " + describe_byte(c) + where);
+            if (c == ' ') return fail("a space" + where + "; wheel filenames have no spaces");
+            if (c == '/' || c == '\\') {
+                return fail("path separator " + describe_byte(c) + where + "; give a file name, not a path");
+            }
+        }
+        return std::nullopt;
+    }
+
+    maybe_error take_name(std::string_view name, wheel_filename& out) const {
+        if (name.empty()) return fail("the distribution name is empty");
+        // packaging refuses "__": PEP 427 escapes each run of '-', '_' and '.' as one '_'.
+        if (name.find("__") != std::string_view::npos) {
+            return fail("the distribution name '" + std::string(name) +
+                        "' contains '__' (each run of '-', '_' and '.' in a name is written as one '_')");
+        }
+        // Stricter than packaging, which accepts any [\w.]* here, even "_a" or an empty name.
+        if (!pep503::is_valid_project_name(name)) {
+            return fail("the distribution name '" + std::string(name) +
+                        "' is not a valid project name (ASCII letters and digits, with '.' or '_' "
+                        "only between them)");
+        }
+        out.name = std::string(name);
+        out.normalized_name = pep503::normalize(name);
+        return std::nullopt;
+    }
+
+    maybe_error take_version(std::string_view name, std::string_view text, wheel_filename& out) const {
+        if (text.empty()) return fail("the version is empty");
+        auto parsed = pep440::parse(text);
+        if (!parsed) {
+            std::string reason = "bad version: " + parsed.error().message;
+            // "flash-attn-2.8.3-…" reads as name "flash", version "attn": say what was meant.
+            if (!is_digit(text.front()) && !(text.size() > 1 && (text[0] == 'v' || text[0] == 'V') && is_digit(text[1]))) {
+                reason += " (if '" + std::string(text) + "' is part of the name, write it as '" + std::string(name) +
+                          "_" + std::string(text) + "')";
+            }
+            return fail(reason);
+        }
+        out.version_text = std::string(text);
+        out.version = std::move(parsed).value();
+        return std::nullopt;
+    }
+
+    maybe_error take_build(std::string_view text, wheel_filename& out) const {
+        if (text.empty()) return fail("the build tag is empty");
+        if (!is_digit(text.front())) {
+            return fail("the build tag '" + std::string(text) +
+                        "' must start with a digit (is the version's local label written with '-' "
+                        "instead of '+'?)");
+        }
+        const std::size_t digits =
+            static_cast<std::size_t>(std::find_if_not(text.begin(), text.end(), is_digit) - text.begin());
+        build_tag build;
+        const auto [end, status] = std::from_chars(text.data(), text.data() + digits, build.number);
+        (void)end;
+        if (status == std::errc::result_out_of_range) {  // stricter than packaging: Python ints are unbounded
+            return fail("the build number '" + std::string(text.substr(0, digits)) + "' is larger than " +
+                        std::to_string(std::numeric_limits<std::uint64_t>::max()));
+        }
+        build.suffix = std::string(text.substr(digits));
+        build.text = std::string(text);
+        out.build = std::move(build);
+        return std::nullopt;
+    }
+
+    // Stricter than packaging, which takes empty tags, empty members ("py2..py3") and any
+    // characters: a tag no installer could ever match is an upload mistake worth refusing.
+    maybe_error take_tag_set(std::string_view kind, std::string_view set, std::vector<std::string>& tags) const {
+        const auto what = [kind] { return "the " + std::string(kind) + " tag"; };
+        if (set.empty()) return fail(what() + " is empty");
+        std::size_t start = 0;
+        while (true) {
+            const std::size_t dot = set.find('.', start);
+            const std::string_view tag = set.substr(start, dot == std::string_view::npos ? dot : dot - start);
+            if (tag.empty()) {
+                return fail(what() + " set '" + std::string(set) + "' has an empty member (a stray '.')");
+            }
+            if (!is_valid_tag(tag)) {
+                const char bad = *std::find_if_not(tag.begin(), tag.end(), is_tag_character);
+                return fail(what() + " '" + std::string(tag) + "' contains " + describe_byte(bad) +
+                            "; tags are ASCII letters, digits and '_'");
+            }
+            std::string lowered(tag);
+            std::transform(lowered.begin(), lowered.end(), lowered.begin(), to_lower);
+            tags.push_back(std::move(lowered));
+            if (dot == std::string_view::npos) return std::nullopt;
+            start = dot + 1;
+        }
+    }
+
+    std::string_view filename_;
+};
+
+}  // namespace
+
+bool is_valid_tag(std::string_view tag) noexcept {
+    return !tag.empty() && std::all_of(tag.begin(), tag.end(), is_tag_character);
+}
+
+result<wheel_filename> parse_wheel_filename(std::string_view filename) { return parser(filename).run(); }
+
+}  // namespace wheelhouse::pep427

@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+#include "wheelhouse/catalog/migrations.hpp"
+#include "wheelhouse/sqlite/connection.hpp"
+
+using namespace wheelhouse;
+using wheelhouse::testing::temp_dir;
+
+namespace {
+
+sqlite::connection open_db(const std::filesystem::path& path) {
+    auto db = sqlite::connection::open(path, {.read_only = false, .create = true});
+    REQUIRE(db);
+    return std::move(db).value();
+}
+
+bool has_table(sqlite::connection& db, std::string_view table) {
+    auto query = db.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+    REQUIRE(query);
+    query->bind_text(1, table);
+    REQUIRE(*query->step());
+    return query->column_int64(0) == 1;
+}
+
+}  // namespace
+
+TEST_CASE("migrations: the schema files are embedded in number order", "[migrations]") {
+    auto all = catalog::built_in_migrations();
+    REQUIRE(all.size() >= 2);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        CAPTURE(all[i].name);
+        CHECK(all[i].number == static_cast<std::int64_t>(i + 1));
+        CHECK_FALSE(all[i].sql.empty());
+    }
+    CHECK(all[0].name == "0001_init.sql");
+    CHECK_THAT(std::string(all[0].sql), Catch::Contains("CREATE TABLE files"));
+}
+
+TEST_CASE("migrations: a fresh database gets every migration and the last version", "[migrations]") {
+    temp_dir dir;
+    auto db = open_db(dir / "catalog.db");
+    auto version = catalog::migrate(db);
+    REQUIRE(version);
+    const auto latest = catalog::built_in_migrations().back().number;
+    CHECK(*version == latest);
+    CHECK(*db.query_int64("PRAGMA user_version") == latest);
+    for (auto table : {"projects", "files", "tokens", "audit_log"}) {
+        CAPTURE(table);
+        CHECK(has_table(db, table));
+    }
+}
+
+TEST_CASE("migrations: re-opening a migrated database changes nothing", "[migrations]") {
+    temp_dir dir;
+    {
+        auto db = open_db(dir / "catalog.db");
+        REQUIRE(catalog::migrate(db));
+        REQUIRE(db.execute("INSERT INTO projects (name, display_name, created_ms) VALUES ('a', 'A', 1)"));
+    }
+    auto db = open_db(dir / "catalog.db");
+    auto version = catalog::migrate(db);
+    REQUIRE(version);
+    CHECK(*version == catalog::built_in_migrations().back().number);
+    CHECK(*db.query_int64("SELECT count(*) FROM projects") == 1);
+}
+
+TEST_CASE("migrations: only the migrations above user_version are applied, each once", "[migrations]") {
+    temp_dir dir;
+    auto db = open_db(dir / "catalog.db");
+    const catalog::migration first_two[] = {
+        {1, "0001_a.sql", "CREATE TABLE a (x INTEGER);"},
+        {2, "0002_b.sql", "CREATE TABLE b (x INTEGER);"},
+    };
+    REQUIRE(*catalog::migrate(db, std::span(first_two, 1)) == 1);
+    CHECK(has_table(db, "a"));
+    CHECK_FALSE(has_table(db, "b"));
+    // Re-running migration 1 would fail ("table a already exists"): it must be skipped.
+    REQUIRE(*catalog::migrate(db, first_two) == 2);
+    CHECK(has_table(db, "b"));
+}
+
+TEST_CASE("migrations: a failing migration leaves the database at the previous version", "[migrations]") {
+    temp_dir dir;
+    auto db = open_db(dir / "catalog.db");
+    const catalog::migration broken[] = {
+        {1, "0001_a.sql", "CREATE TABLE a (x INTEGER);"},
+        {2, "0002_broken.sql", "CREATE TABLE b (x INTEGER); INSERT INTO missing VALUES (1);"},
+    };
+    auto version = catalog::migrate(db, broken);
+    REQUIRE_FALSE(version);
+    CHECK_THAT(version.error().message, Catch::Contains("0002_broken.sql") && Catch::Contains("no such table: missing"));
+    CHECK(*db.query_int64("PRAGMA user_version") == 1);
+    CHECK_FALSE(has_table(db, "b"));  // its first statement was rolled back with it
+}
+
+TEST_CASE("migrations: a database newer than the binary is refused", "[migrations]") {
+    temp_dir dir;
+    auto db = open_db(dir / "catalog.db");
+    const auto latest = catalog::built_in_migrations().back().number;
+    REQUIRE(db.execute("PRAGMA user_version = " + std::to_string(latest + 1)));
+    auto version = catalog::migrate(db);
+    REQUIRE_FALSE(version);
+    CHECK_THAT(version.error().message,
+               Catch::Contains("schema version " + std::to_string(latest + 1)) &&
+                   Catch::Contains("newer than this wheelhouse understands"));
+    CHECK_FALSE(has_table(db, "files"));
+}
