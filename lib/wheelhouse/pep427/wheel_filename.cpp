@@ -39,7 +39,7 @@ public:
         if (!filename_.ends_with(extension)) {
             const bool wrong_case =
                 filename_.size() >= extension.size() &&
-                std::equal(extension.begin(), extension.end(), filename_.end() - 4,
+                std::equal(extension.begin(), extension.end(), filename_.end() - static_cast<std::ptrdiff_t>(extension.size()),
                            [](char expected, char given) { return expected == to_lower(given); });
             return fail(wrong_case ? "the extension must be '.whl' in lower case"
                                    : "a wheel filename must end in '.whl'");
