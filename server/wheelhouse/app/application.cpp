@@ -1,0 +1,88 @@
+#include "wheelhouse/app/application.hpp"
+
+#include "wheelhouse/app/file_routes.hpp"
+#include "wheelhouse/app/simple_routes.hpp"
+#include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/http/request_target.hpp"
+#include "wheelhouse/transport/responses.hpp"
+
+namespace wheelhouse::app {
+namespace {
+
+using transport::make_text_response;
+
+bool is_read(http::verb method) { return method == http::verb::get || method == http::verb::head; }
+
+transport::outgoing_response method_not_allowed(const http::request_header<>& request, std::string_view allow) {
+    http::fields headers;
+    headers.set(http::field::allow, allow);
+    return make_text_response(request, http::status::method_not_allowed,
+                              std::string(request.method_string()) + " is not allowed here; use " + std::string(allow),
+                              std::move(headers));
+}
+
+}  // namespace
+
+application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings)
+    : settings_(std::move(settings)), context_{catalog, blobs, pages_, settings_} {
+    catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
+}
+
+application::~application() = default;
+
+transport::body_plan application::plan_body(const http::request_header<>&) { return {}; }
+
+void application::handle(transport::incoming_request request, transport::responder respond) {
+    respond(route(request));
+}
+
+transport::outgoing_response application::route(const transport::incoming_request& incoming) {
+    const auto& request = incoming.header;
+    if (request.method() == http::verb::unknown) {
+        return make_text_response(request, http::status::not_implemented,
+                                  "method " + std::string(request.method_string()) + " is not supported");
+    }
+    auto target = http_target::parse(request.target());
+    if (!target) return make_text_response(request, http::status::bad_request, target.error().message);
+    const auto& segments = target->segments;
+    const std::string_view first = segments.empty() ? std::string_view{} : std::string_view{segments.front()};
+
+    if (first == "simple") {
+        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
+        return serve_simple(context_, request, *target, "/simple/", 1);
+    }
+    if (first == "files") {
+        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
+        return serve_file(context_, request, *target);
+    }
+    if (first == "healthz" && segments.size() == 1) {
+        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
+        return make_text_response(request, http::status::ok, "serving");
+    }
+    if (segments.empty() || (segments.size() == 1 && first.empty())) {
+        return transport::make_text_response(request, http::status::found, "see /simple/",
+                                             [] {
+                                                 http::fields headers;
+                                                 headers.set(http::field::location, "/simple/");
+                                                 return headers;
+                                             }());
+    }
+    return make_text_response(request, http::status::not_found,
+                              "no such page; the package index is at /simple/");
+}
+
+void application::watch_external_changes(net::io_context& context) {
+    watch_timer_ = std::make_unique<net::steady_timer>(net::make_strand(context));
+    poll_external_changes();
+}
+
+void application::poll_external_changes() {
+    watch_timer_->expires_after(std::chrono::seconds(1));
+    watch_timer_->async_wait([this](error_code ec) {
+        if (ec) return;
+        if (context_.catalog.changed_externally()) pages_.clear();
+        poll_external_changes();
+    });
+}
+
+}  // namespace wheelhouse::app

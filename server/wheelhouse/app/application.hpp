@@ -1,0 +1,39 @@
+#pragma once
+// The index as an HTTP application: routes each request to its handler. The transport calls
+// it through transport::request_handler and knows nothing else of it.
+
+#include <memory>
+
+#include "wheelhouse/app/page_cache.hpp"
+#include "wheelhouse/app/route_context.hpp"
+#include "wheelhouse/transport/net.hpp"
+#include "wheelhouse/transport/request_handler.hpp"
+
+namespace wheelhouse::app {
+
+class application final : public transport::request_handler {
+public:
+    // Thread safety: construct on one thread before the server starts.
+    application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings);
+    ~application() override;
+
+    transport::body_plan plan_body(const http::request_header<>& header) override;
+    void handle(transport::incoming_request request, transport::responder respond) override;
+
+    // Notices writes by other processes (`wheelhouse ingest` beside a running server) once a
+    // second and drops the cached pages. Thread safety: call once, before the server starts.
+    void watch_external_changes(net::io_context& context);
+
+    page_cache& pages() noexcept { return pages_; }
+
+private:
+    transport::outgoing_response route(const transport::incoming_request& request);
+    void poll_external_changes();
+
+    app_settings settings_;
+    page_cache pages_;
+    route_context context_;
+    std::unique_ptr<net::steady_timer> watch_timer_;
+};
+
+}  // namespace wheelhouse::app

@@ -1,0 +1,139 @@
+#include "wheelhouse/app/file_routes.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <spdlog/spdlog.h>
+
+#include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/http/conditional.hpp"
+#include "wheelhouse/storage/blob_store.hpp"
+#include "wheelhouse/transport/file_range_body.hpp"
+#include "wheelhouse/transport/responses.hpp"
+
+namespace wheelhouse::app {
+namespace {
+
+using transport::make_text_response;
+
+constexpr std::string_view metadata_suffix = ".metadata";
+constexpr std::string_view immutable = "max-age=31536000, public, immutable";
+
+bool is_sha256_hex(std::string_view text) {
+    if (text.size() != 64) return false;
+    for (char c : text) {
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    }
+    return true;
+}
+
+// Sends `path` (whose bytes hash to `etag_hex`) whole or in part, honouring Range and If-Range.
+transport::outgoing_response send_blob(const http::request_header<>& request, const std::filesystem::path& path,
+                                       std::string_view content_type, std::string_view etag_hex) {
+    transport::file_descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    struct stat info {};
+    if (!file || ::fstat(file.get(), &info) != 0) {
+        return make_text_response(request, http::status::internal_server_error,
+                                  "the catalog lists this file but its bytes are missing from the store; "
+                                  "run `wheelhouse fsck`");
+    }
+    const auto size = static_cast<std::uint64_t>(info.st_size);
+    const std::string etag = "\"" + std::string(etag_hex) + "\"";
+
+    http::fields headers;
+    headers.set(http::field::etag, etag);
+    headers.set(http::field::cache_control, immutable);
+    headers.set(http::field::accept_ranges, "bytes");
+
+    if (const auto if_none_match = request[http::field::if_none_match];
+        !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, etag)) {
+        http::response<http::empty_body> response{http::status::not_modified, request.version()};
+        for (const auto& field : headers) response.set(field.name_string(), field.value());
+        response.keep_alive(transport::wants_keep_alive(request));
+        return {http::message_generator(std::move(response)), 304, 0};
+    }
+
+    http_target::range_decision decision;
+    const auto range = request[http::field::range];
+    const auto if_range = request[http::field::if_range];
+    // If-Range with another validator means the client's partial copy is stale: send it all.
+    if (!range.empty() && (if_range.empty() || if_range == etag)) decision = http_target::decide_range(range, size);
+
+    if (decision.outcome == http_target::range_outcome::unsatisfiable) {
+        headers.set(http::field::content_range, "bytes */" + std::to_string(size));
+        return make_text_response(request, http::status::range_not_satisfiable,
+                                  "the requested range lies outside the file's " + std::to_string(size) + " bytes",
+                                  std::move(headers));
+    }
+    const bool partial = decision.outcome == http_target::range_outcome::partial;
+    const auto offset = partial ? decision.range.first : 0;
+    const auto length = partial ? decision.range.length : size;
+    if (partial) {
+        headers.set(http::field::content_range, "bytes " + std::to_string(offset) + "-" +
+                                                    std::to_string(offset + length - 1) + "/" + std::to_string(size));
+    }
+    const auto status = partial ? http::status::partial_content : http::status::ok;
+
+    if (request.method() == http::verb::head) {
+        http::response<http::empty_body> response{status, request.version()};
+        for (const auto& field : headers) response.set(field.name_string(), field.value());
+        response.set(http::field::content_type, content_type);
+        response.content_length(length);
+        response.keep_alive(transport::wants_keep_alive(request));
+        const unsigned code = response.result_int();
+        return {http::message_generator(std::move(response)), code, 0};
+    }
+    http::response<transport::file_range_body> response{status, request.version()};
+    for (const auto& field : headers) response.set(field.name_string(), field.value());
+    response.set(http::field::server, "wheelhouse");
+    response.set(http::field::content_type, content_type);
+    response.body().file = std::make_shared<transport::file_descriptor>(std::move(file));
+    response.body().offset = offset;
+    response.body().length = length;
+    response.keep_alive(transport::wants_keep_alive(request));
+    return transport::finish(std::move(response));
+}
+
+}  // namespace
+
+transport::outgoing_response serve_file(const route_context& context, const http::request_header<>& request,
+                                        const http_target::request_target& target) {
+    const auto& segments = target.segments;
+    if (segments.size() != 3 || !is_sha256_hex(segments[1]) || segments[2].empty()) {
+        return make_text_response(request, http::status::not_found,
+                                  "file URLs have the form /files/<sha256>/<filename>");
+    }
+    const auto& sha256 = segments[1];
+    std::string_view filename = segments[2];
+    const bool wants_metadata = filename.ends_with(".whl.metadata");
+    if (wants_metadata) filename.remove_suffix(metadata_suffix.size());
+
+    const auto found = context.catalog.find_file(sha256, filename);
+    if (!found) {
+        spdlog::error("GET {}: {}", request.target(), found.error().message);
+        return make_text_response(request, http::status::internal_server_error,
+                                  "the index could not read its catalog; the administrator has the details in the log");
+    }
+    const auto& file = *found;
+    if (!file) {
+        return make_text_response(request, http::status::not_found,
+                                  "no file " + std::string(filename) + " with sha256 " + sha256 + " in this index");
+    }
+    if (const auto project = context.catalog.find_project(file->project);
+        project && *project && (*project)->status == catalog::project_status::quarantined) {
+        return make_text_response(request, http::status::not_found,
+                                  "project '" + file->project + "' is quarantined; its files are not offered");
+    }
+    if (wants_metadata) {
+        return send_blob(request, context.blobs.metadata_path(sha256), "application/octet-stream",
+                         file->metadata_sha256);
+    }
+    if (file->mode != catalog::download_mode::local) {
+        return make_text_response(request, http::status::bad_gateway,
+                                  "this file lives at a remote URL and this server has no remote download mode "
+                                  "configured for it");
+    }
+    return send_blob(request, context.blobs.blob_path(sha256), "application/octet-stream", sha256);
+}
+
+}  // namespace wheelhouse::app

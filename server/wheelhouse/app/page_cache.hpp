@@ -1,0 +1,68 @@
+#pragma once
+// Rendered simple-API pages kept in memory, so a page hit does no SQL and no rendering.
+// Entries are dropped when the catalog changes the project they show.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "wheelhouse/pep691/negotiation.hpp"
+#include "wheelhouse/result.hpp"
+
+namespace wheelhouse::app {
+
+struct rendered_page {
+    std::shared_ptr<const std::string> body;
+    std::string etag;  // quoted, strong
+};
+
+struct page_key {
+    std::string scope;    // "" for /simple/, a canonical variant selector for /variants/<s>/simple/
+    std::string project;  // "" for the project list
+    pep691::page_format format = pep691::page_format::html;
+};
+
+// Thread safety: every member may be called from any thread.
+class page_cache {
+public:
+    // Returns the cached page, or renders it with `render` (which may find nothing, e.g. for
+    // an unknown project, or fail: nothing is cached then) and keeps it, unless the catalog
+    // changed while it rendered, so a stale page is never stored.
+    using renderer = std::function<result<std::optional<std::string>>()>;
+    result<std::optional<rendered_page>> get_or_render(const page_key& key, const renderer& render);
+
+    // A project's pages and every project list (whose contents may have changed with it).
+    void invalidate_project(std::string_view project);
+    void clear();
+
+    struct statistics {
+        std::uint64_t hits = 0;
+        std::uint64_t misses = 0;
+        std::size_t entries = 0;
+        std::size_t bytes = 0;
+    };
+    statistics stats() const;
+
+private:
+    static std::string flatten(const page_key& key);
+
+    mutable std::shared_mutex mutex_;
+    std::unordered_map<std::string, rendered_page> pages_;
+    std::unordered_multimap<std::string, std::string> keys_by_project_;  // project -> flattened keys
+    std::uint64_t generation_ = 0;
+    std::size_t bytes_ = 0;
+    mutable std::atomic<std::uint64_t> hits_{0};
+    mutable std::atomic<std::uint64_t> misses_{0};
+};
+
+// A strong entity tag for a body: the first 128 bits of its SHA-256, quoted.
+std::string entity_tag_for(std::string_view body);
+
+}  // namespace wheelhouse::app

@@ -1,0 +1,19 @@
+#pragma once
+// Answering with a cached page: 200 with the body, or 304 when the client's copy is current.
+
+#include <string_view>
+
+#include "wheelhouse/app/page_cache.hpp"
+#include "wheelhouse/transport/request_handler.hpp"
+
+namespace wheelhouse::app {
+
+// `vary_accept` for pages chosen by content negotiation.
+transport::outgoing_response respond_with_page(const http::request_header<>& request, const rendered_page& page,
+                                               std::string_view content_type, std::string_view cache_control,
+                                               bool vary_accept);
+
+// 301 to `location`, keeping the query string of the request.
+transport::outgoing_response redirect_permanently(const http::request_header<>& request, std::string location);
+
+}  // namespace wheelhouse::app

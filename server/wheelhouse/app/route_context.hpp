@@ -1,0 +1,30 @@
+#pragma once
+// What every route handler may use: the catalog, the blob store, the page cache, the settings.
+
+#include <chrono>
+#include <string>
+
+#include "wheelhouse/app/page_cache.hpp"
+
+namespace wheelhouse::catalog {
+class catalog;
+}
+namespace wheelhouse::storage {
+class blob_store;
+}
+
+namespace wheelhouse::app {
+
+struct app_settings {
+    std::chrono::seconds page_max_age{60};  // Cache-Control on simple pages
+    std::string files_base = "/files/";     // where page links point for downloads
+};
+
+struct route_context {
+    catalog::catalog& catalog;
+    storage::blob_store& blobs;
+    page_cache& pages;
+    const app_settings& settings;
+};
+
+}  // namespace wheelhouse::app

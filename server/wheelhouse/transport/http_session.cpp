@@ -1,0 +1,253 @@
+#include "wheelhouse/transport/http_session.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "wheelhouse/transport/responses.hpp"
+
+namespace wheelhouse::transport {
+namespace {
+
+// Bodies nobody asked for (a GET with a body) are read and dropped up to this size.
+constexpr std::uint64_t unexpected_body_limit = 64 * 1024;
+
+constexpr std::string_view continue_line = "HTTP/1.1 100 Continue\r\n\r\n";
+
+bool is_quiet(const error_code& ec) {
+    return ec == net::error::operation_aborted || ec == http::error::end_of_stream || ec == net::error::eof ||
+           ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+           ec == net::error::not_connected;
+}
+
+bool expects_continue(const http::request_header<>& header) {
+    const auto expect = header[http::field::expect];
+    return beast::iequals(expect, "100-continue");
+}
+
+}  // namespace
+
+http_session::http_session(tcp::socket&& socket, request_handler& handler, const session_limits& limits,
+                           session_registry& registry, access_log& log)
+    : stream_(std::move(socket)), handler_(handler), limits_(limits), registry_(registry), log_(log) {
+    error_code ec;
+    const auto endpoint = stream_.socket().remote_endpoint(ec);
+    if (!ec) {
+        peer_address_ = endpoint.address();
+        peer_ = peer_address_.to_string();
+    } else {
+        peer_ = "-";
+    }
+}
+
+http_session::~http_session() {
+    discard_spool();
+    registry_.remove(this);
+}
+
+void http_session::run() {
+    registry_.add(shared_from_this());
+    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&http_session::do_read_header, shared_from_this()));
+}
+
+void http_session::drain() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+        self->draining_ = true;
+        if (self->waiting_for_request_) self->stream_.socket().cancel();
+    });
+}
+
+void http_session::do_read_header() {
+    if (draining_) return do_close();
+    header_parser_.emplace();
+    header_parser_->header_limit(static_cast<std::uint32_t>(limits_.header_bytes));
+    waiting_for_request_ = true;
+    stream_.expires_after(limits_.idle_timeout);
+    http::async_read_header(stream_, buffer_, *header_parser_,
+                            [self = shared_from_this()](error_code ec, std::size_t) { self->on_read_header(ec); });
+}
+
+void http_session::on_read_header(error_code ec) {
+    waiting_for_request_ = false;
+    request_ = incoming_request{};
+    request_started_ = std::chrono::steady_clock::now();
+    request_.received_at = request_started_;
+    if (ec == http::error::header_limit) {
+        return respond_and_close(http::status::request_header_fields_too_large,
+                                 "the request's headers are larger than " + std::to_string(limits_.header_bytes) +
+                                     " bytes; send fewer or shorter headers");
+    }
+    if (ec && is_quiet(ec)) return do_close();
+    if (ec) {
+        return respond_and_close(http::status::bad_request, "malformed HTTP request (" + ec.message() + ")");
+    }
+    const auto& header = header_parser_->get();
+    log_method_ = std::string(header.method_string());
+    log_target_ = std::string(header.target());
+    start_body(handler_.plan_body(header));
+}
+
+void http_session::start_body(body_plan plan) {
+    if (plan.how == body_plan::kind::reject) {
+        close_after_response_ = true;  // the body stays unread, so the connection cannot be reused
+        return do_write(std::move(*plan.rejection));
+    }
+    if (header_parser_->is_done()) {
+        request_.header = std::move(header_parser_->release().base());
+        return dispatch();
+    }
+    const bool send_continue = expects_continue(header_parser_->get());
+    body_limit_ = plan.how == body_plan::kind::none ? unexpected_body_limit : plan.limit;
+    if (plan.how == body_plan::kind::spool) {
+        file_parser_.emplace(std::move(*header_parser_));
+        file_parser_->body_limit(body_limit_);
+        error_code ec;
+        file_parser_->get().body().open(plan.spool_path.c_str(), beast::file_mode::write_new, ec);
+        if (ec) {
+            spdlog::error("cannot create spool file {}: {}", plan.spool_path.string(), ec.message());
+            file_parser_.reset();
+            return respond_and_close(http::status::internal_server_error,
+                                     "the server cannot store the upload right now; try again later");
+        }
+        request_.spool_path = plan.spool_path;
+    } else {
+        string_parser_.emplace(std::move(*header_parser_));
+        string_parser_->body_limit(body_limit_);
+    }
+    auto read_body = [this] {
+        if (file_parser_) do_read_body(*file_parser_);
+        else do_read_body(*string_parser_);
+    };
+    if (!send_continue) return read_body();
+    // curl waits a second for this before sending a large body; answer at once.
+    stream_.expires_after(limits_.write_timeout);
+    net::async_write(stream_, net::buffer(continue_line.data(), continue_line.size()),
+                     [self = shared_from_this(), read_body](error_code ec, std::size_t) {
+                         if (ec) {
+                             self->fail(ec, "write 100-continue");
+                             return self->do_close();
+                         }
+                         read_body();
+                     });
+}
+
+template <class Parser>
+void http_session::do_read_body(Parser& parser) {
+    stream_.expires_after(limits_.read_timeout);
+    http::async_read_some(stream_, buffer_, parser,
+                          [self = shared_from_this(), &parser](error_code ec, std::size_t) {
+                              self->on_read_body(parser, ec);
+                          });
+}
+
+template <class Parser>
+void http_session::on_read_body(Parser& parser, error_code ec) {
+    if (ec == http::error::body_limit) {
+        discard_spool();
+        return respond_and_close(http::status::payload_too_large,
+                                 "the request body is larger than this server's limit of " +
+                                     std::to_string(body_limit_) + " bytes");
+    }
+    if (ec == beast::error::timeout) {
+        discard_spool();
+        return respond_and_close(http::status::request_timeout,
+                                 "the client stopped sending the request body; send it again");
+    }
+    if (ec) {
+        discard_spool();
+        fail(ec, "read body");
+        return do_close();
+    }
+    if (!parser.is_done()) return do_read_body(parser);
+
+    auto message = parser.release();
+    request_.body_bytes = message.payload_size().value_or(0);
+    if constexpr (std::is_same_v<Parser, http::request_parser<http::file_body>>) {
+        message.body().close();
+        file_parser_.reset();
+    } else {
+        request_.body = std::move(message.body());
+        string_parser_.reset();
+    }
+    request_.header = std::move(message.base());
+    dispatch();
+}
+
+void http_session::dispatch() {
+    request_.peer = peer_address_;
+    auto request = std::move(request_);
+    request_ = incoming_request{};  // the handler owns the spool file from here on
+    handler_.handle(std::move(request), [self = shared_from_this()](outgoing_response response) {
+        net::dispatch(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
+            self->do_write(std::move(response));
+        });
+    });
+}
+
+void http_session::respond_and_close(http::status status, std::string message) {
+    if (log_method_.empty()) log_method_ = "-";
+    if (log_target_.empty()) log_target_ = "-";
+    close_after_response_ = true;
+    do_write(make_text_response_without_request(status, std::move(message)));
+}
+
+void http_session::do_write(outgoing_response response) {
+    response_.emplace(std::move(response));
+    if (!response_->message.keep_alive() || draining_) close_after_response_ = true;
+    do_write_some();
+}
+
+void http_session::do_write_some() {
+    error_code ec;
+    const auto buffers = response_->message.prepare(ec);
+    if (ec) {
+        fail(ec, "serialize");
+        return do_close();
+    }
+    stream_.expires_after(limits_.write_timeout);
+    stream_.async_write_some(buffers, beast::bind_front_handler(&http_session::on_write_some, shared_from_this()));
+}
+
+void http_session::on_write_some(error_code ec, std::size_t bytes) {
+    if (ec) {
+        fail(ec, "write");
+        return do_close();
+    }
+    response_->message.consume(bytes);
+    if (!response_->message.is_done()) return do_write_some();
+    finish_request();
+}
+
+void http_session::finish_request() {
+    const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                             request_started_);
+    log_.record(peer_, log_method_, log_target_, response_->status, response_->body_bytes, elapsed);
+    response_.reset();
+    log_method_.clear();
+    log_target_.clear();
+    if (close_after_response_) return do_close();
+    do_read_header();
+}
+
+void http_session::do_close() {
+    error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.socket().close(ec);
+}
+
+void http_session::discard_spool() noexcept {
+    if (file_parser_) {
+        file_parser_->get().body().close();
+        file_parser_.reset();
+    }
+    if (!request_.spool_path.empty()) {
+        std::error_code ec;
+        std::filesystem::remove(request_.spool_path, ec);
+        request_.spool_path.clear();
+    }
+}
+
+void http_session::fail(error_code ec, const char* what) {
+    if (is_quiet(ec)) return;
+    spdlog::debug("{} {}: {}", peer_, what, ec.message());
+}
+
+}  // namespace wheelhouse::transport

@@ -1,0 +1,46 @@
+#pragma once
+// Accepts connections and starts an http_session, on its own strand, for each.
+
+#include <atomic>
+#include <memory>
+
+#include "wheelhouse/result.hpp"
+#include "wheelhouse/transport/access_log.hpp"
+#include "wheelhouse/transport/net.hpp"
+#include "wheelhouse/transport/request_handler.hpp"
+#include "wheelhouse/transport/session_limits.hpp"
+#include "wheelhouse/transport/session_registry.hpp"
+
+namespace wheelhouse::transport {
+
+class listener : public std::enable_shared_from_this<listener> {
+public:
+    listener(net::io_context& context, request_handler& handler, const session_limits& limits,
+             session_registry& registry, access_log& log);
+
+    // Binds and listens; the error says which address could not be taken and why.
+    result<void> open(const tcp::endpoint& endpoint);
+    tcp::endpoint local_endpoint() const;
+
+    // Thread safety: run() once after open(); stop() from any thread.
+    void run();
+    void stop();
+    // True once stop() has closed the acceptor: connections still queued in the kernel are
+    // refused from then on. Thread safety: any thread.
+    bool stopped() const noexcept { return stopped_.load(); }
+
+private:
+    void do_accept();
+    void on_accept(error_code ec, tcp::socket socket);
+
+    net::io_context& context_;
+    tcp::acceptor acceptor_;
+    net::steady_timer retry_timer_;
+    request_handler& handler_;
+    const session_limits& limits_;
+    session_registry& registry_;
+    access_log& log_;
+    std::atomic<bool> stopped_{false};
+};
+
+}  // namespace wheelhouse::transport

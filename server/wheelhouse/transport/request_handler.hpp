@@ -1,0 +1,63 @@
+#pragma once
+// The whole of what the transport knows of the application: it asks how to read a request's
+// body, hands over the complete request, and writes whatever response comes back.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <boost/beast/http/message_generator.hpp>
+
+#include "wheelhouse/transport/net.hpp"
+
+namespace wheelhouse::transport {
+
+// A response ready to be written, with what the access log needs to know of it.
+struct outgoing_response {
+    http::message_generator message;
+    unsigned status = 0;
+    std::uint64_t body_bytes = 0;
+};
+
+// How the session reads the body that follows a request's headers.
+struct body_plan {
+    enum class kind {
+        reject,     // answer `rejection` at once and close: the body is not read
+        none,       // no body expected; any body up to the small limit is read and ignored
+        in_memory,  // read into a string of at most `limit` bytes
+        spool,      // stream into the file `spool_path`, at most `limit` bytes
+    };
+    kind how = kind::none;
+    std::uint64_t limit = 0;
+    std::filesystem::path spool_path;
+    std::optional<outgoing_response> rejection;
+};
+
+// A complete request, as the handler receives it.
+struct incoming_request {
+    http::request_header<> header;
+    std::string body;                  // for body_plan::kind::in_memory
+    std::filesystem::path spool_path;  // for body_plan::kind::spool: the body's bytes, now on disk
+    std::uint64_t body_bytes = 0;
+    net::ip::address peer;
+    std::chrono::steady_clock::time_point received_at;
+};
+
+// Delivers the response to the session that asked. Callable from any thread, exactly once.
+using responder = std::function<void(outgoing_response)>;
+
+class request_handler {
+public:
+    virtual ~request_handler() = default;
+
+    // Thread safety: called on the session's strand, on an I/O thread; must not block.
+    virtual body_plan plan_body(const http::request_header<>& header) = 0;
+
+    // Thread safety: called on the session's strand, on an I/O thread. Quick work answers
+    // inline; slow work (ingest, database writes) is queued and answers later from a worker.
+    virtual void handle(incoming_request request, responder respond) = 0;
+};
+
+}  // namespace wheelhouse::transport

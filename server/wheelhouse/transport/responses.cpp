@@ -1,0 +1,59 @@
+#include "wheelhouse/transport/responses.hpp"
+
+namespace wheelhouse::transport {
+namespace {
+
+constexpr std::string_view server_name = "wheelhouse";
+
+void copy_fields(http::fields& to, const http::fields& from) {
+    for (const auto& field : from) to.insert(field.name_string(), field.value());
+}
+
+}  // namespace
+
+bool wants_keep_alive(const http::request_header<>& request) {
+    http::token_list connection{request[http::field::connection]};
+    if (request.version() >= 11) return !connection.exists("close");
+    return connection.exists("keep-alive");
+}
+
+outgoing_response make_shared_response(const http::request_header<>& request, http::status status,
+                                       std::string_view content_type, std::shared_ptr<const std::string> body,
+                                       http::fields extra) {
+    const std::uint64_t length = body ? body->size() : 0;
+    if (request.method() == http::verb::head) {
+        http::response<http::empty_body> response{status, request.version()};
+        response.set(http::field::server, server_name);
+        response.set(http::field::content_type, content_type);
+        copy_fields(response.base(), extra);
+        response.keep_alive(wants_keep_alive(request));
+        response.content_length(length);
+        const unsigned code = response.result_int();
+        return outgoing_response{http::message_generator(std::move(response)), code, 0};
+    }
+    http::response<shared_string_body> response{status, request.version()};
+    response.set(http::field::server, server_name);
+    response.set(http::field::content_type, content_type);
+    copy_fields(response.base(), extra);
+    response.keep_alive(wants_keep_alive(request));
+    response.body() = std::move(body);
+    return finish(std::move(response));
+}
+
+outgoing_response make_text_response(const http::request_header<>& request, http::status status,
+                                     std::string message, http::fields extra) {
+    const std::string reason{http::obsolete_reason(status)};
+    auto body = std::make_shared<const std::string>(std::to_string(static_cast<unsigned>(status)) + " " + reason +
+                                                    ": " + message + "\n");
+    return make_shared_response(request, status, "text/plain; charset=utf-8", std::move(body), std::move(extra));
+}
+
+outgoing_response make_text_response_without_request(http::status status, std::string message) {
+    http::request_header<> request;
+    request.version(11);
+    request.method(http::verb::get);
+    request.set(http::field::connection, "close");
+    return make_text_response(request, status, std::move(message));
+}
+
+}  // namespace wheelhouse::transport

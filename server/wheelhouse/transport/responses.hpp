@@ -1,0 +1,37 @@
+#pragma once
+// Building outgoing responses: the few shapes every handler (and the session itself) uses.
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "wheelhouse/transport/request_handler.hpp"
+#include "wheelhouse/transport/shared_string_body.hpp"
+
+namespace wheelhouse::transport {
+
+// HTTP/1.1 keeps the connection unless the client said "close"; HTTP/1.0 only if it asked.
+bool wants_keep_alive(const http::request_header<>& request);
+
+// Wraps a finished Beast response, noting its status and payload size for the access log.
+template <class Body>
+outgoing_response finish(http::response<Body>&& response) {
+    response.prepare_payload();
+    const unsigned status = response.result_int();
+    const std::uint64_t bytes = response.payload_size().value_or(0);
+    return outgoing_response{http::message_generator(std::move(response)), status, bytes};
+}
+
+// A response whose body is `body` (shared, not copied); for HEAD, the same headers and no body.
+outgoing_response make_shared_response(const http::request_header<>& request, http::status status,
+                                       std::string_view content_type, std::shared_ptr<const std::string> body,
+                                       http::fields extra = {});
+
+// A plain-text message for people and curl: "404 Not Found: no project named 'x'".
+outgoing_response make_text_response(const http::request_header<>& request, http::status status,
+                                     std::string message, http::fields extra = {});
+
+// The same when no request could be parsed (HTTP/1.1, connection closes).
+outgoing_response make_text_response_without_request(http::status status, std::string message);
+
+}  // namespace wheelhouse::transport

@@ -1,0 +1,62 @@
+#pragma once
+// The HTTP server's life: bind, run I/O threads, drain on request, stop.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wheelhouse/result.hpp"
+#include "wheelhouse/transport/access_log.hpp"
+#include "wheelhouse/transport/listener.hpp"
+#include "wheelhouse/transport/net.hpp"
+#include "wheelhouse/transport/request_handler.hpp"
+#include "wheelhouse/transport/session_limits.hpp"
+#include "wheelhouse/transport/session_registry.hpp"
+
+namespace wheelhouse::transport {
+
+struct server_options {
+    std::string host = "127.0.0.1";
+    unsigned short port = 8080;  // 0 picks a free port
+    unsigned threads = 1;
+    session_limits limits;
+    std::string access_log = "-";  // "-" standard output, "off", or a file
+};
+
+class server {
+public:
+    server(server_options options, request_handler& handler);
+    ~server();
+    server(const server&) = delete;
+    server& operator=(const server&) = delete;
+
+    // Binds and listens. Thread safety: call once, before start().
+    result<void> open();
+    tcp::endpoint local_endpoint() const;
+    net::io_context& context() noexcept { return context_; }
+
+    // Runs the I/O threads in the background; wait() joins them.
+    void start();
+    void wait();
+
+    // Stops accepting, closes idle connections, lets requests in flight finish, and stops
+    // the I/O threads when none is left or the deadline passes. Thread safety: any thread.
+    void drain(std::chrono::milliseconds deadline);
+
+private:
+    void poll_drain(std::chrono::steady_clock::time_point deadline);
+
+    server_options options_;
+    access_log log_;
+    session_registry registry_;
+    // After the registry and the log: destroying the context destroys the handlers still
+    // queued, and with them sessions that remove themselves from the registry.
+    net::io_context context_;
+    std::shared_ptr<listener> listener_;
+    net::steady_timer drain_timer_;
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace wheelhouse::transport

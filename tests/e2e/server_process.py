@@ -1,0 +1,83 @@
+"""Starts the real `wheelhouse serve` binary on a free loopback port and stops it again."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def wheelhouse_binary() -> str:
+    return os.environ.get("WHEELHOUSE_BIN", str(REPO_ROOT / "build" / "release" / "server" / "wheelhouse"))
+
+
+class ServerProcess:
+    """One `wheelhouse serve` on 127.0.0.1:<free port>, with its access log in a file."""
+
+    def __init__(self, data_dir: Path, *extra_args: str, env: dict | None = None):
+        self.data_dir = Path(data_dir)
+        self.access_log = self.data_dir.parent / f"{self.data_dir.name}-access.log"
+        self.stderr_path = self.data_dir.parent / f"{self.data_dir.name}-stderr.log"
+        self.extra_args = list(extra_args)
+        self.env = env
+        self.process: subprocess.Popen | None = None
+        self.url = ""
+
+    def start(self, timeout: float = 15.0) -> "ServerProcess":
+        command = [wheelhouse_binary(), "serve", "--listen", "127.0.0.1:0", "--data", str(self.data_dir),
+                   "--access-log", str(self.access_log), *self.extra_args]
+        self._stderr = open(self.stderr_path, "wb")
+        environment = dict(os.environ, **(self.env or {}))
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr, env=environment)
+        deadline = time.monotonic() + timeout
+        pattern = re.compile(rb"listening on (http://[^/\s]+/)")
+        while time.monotonic() < deadline:
+            match = pattern.search(self.stderr_path.read_bytes())
+            if match:
+                self.url = match.group(1).decode()
+                return self
+            if self.process.poll() is not None:
+                raise RuntimeError(f"wheelhouse serve exited with {self.process.returncode}: {self.stderr()}")
+            time.sleep(0.02)
+        self.stop()
+        raise RuntimeError(f"wheelhouse serve did not start within {timeout}s: {self.stderr()}")
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def access_lines(self, settle: float = 1.5) -> list[str]:
+        """The access log's lines; it is flushed once a second, so wait for it to settle."""
+        time.sleep(settle)
+        return self.access_log.read_text().splitlines() if self.access_log.exists() else []
+
+    def get(self, path: str, headers: dict | None = None):
+        request = urllib.request.Request(self.url.rstrip("/") + path, headers=headers or {})
+        return urllib.request.urlopen(request, timeout=10)
+
+    def stop(self, timeout: float = 15.0) -> int:
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise RuntimeError("wheelhouse serve did not drain and exit after SIGTERM")
+        self._stderr.close()
+        code = self.process.returncode
+        self.process = None
+        return code
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        code = self.stop()
+        if exc[0] is None:
+            assert code == 0, f"wheelhouse serve exited with {code} after SIGTERM: {self.stderr()}"

@@ -1,0 +1,71 @@
+#pragma once
+// The real server, in process, on 127.0.0.1 port 0, over a fresh data folder; and a small
+// blocking HTTP client that can also send bytes no well-behaved client would.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "test_support.hpp"
+#include "wheelhouse/app/application.hpp"
+#include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/ingest/ingester.hpp"
+#include "wheelhouse/storage/blob_store.hpp"
+#include "wheelhouse/transport/server.hpp"
+#include "zip_builder.hpp"
+
+namespace wheelhouse::testing {
+
+namespace http = boost::beast::http;
+using http_response = http::response<http::string_body>;
+using header_list = std::initializer_list<std::pair<http::field, std::string_view>>;
+
+struct server_settings {
+    transport::session_limits limits;
+    app::app_settings app;
+    unsigned threads = 2;
+};
+
+class test_server {
+public:
+    explicit test_server(server_settings settings = {});
+    ~test_server();
+
+    unsigned short port() const { return port_; }
+    catalog::catalog& catalog() { return *catalog_; }
+    const storage::blob_store& blobs() const { return *blobs_; }
+    const std::filesystem::path& data() const { return data_.path(); }
+
+    // Puts a wheel into the catalog the way uploads and `wheelhouse ingest` do.
+    catalog::file_record ingest(std::string_view bytes, std::string_view filename);
+
+    // One request on a fresh connection.
+    http_response request(http::verb method, std::string_view target, header_list headers = {}, std::string body = {});
+    http_response get(std::string_view target, header_list headers = {}) {
+        return request(http::verb::get, target, headers);
+    }
+    // Raw bytes in, whatever comes back (until the server closes or `wait` passes).
+    std::string raw(std::string_view bytes, std::chrono::milliseconds wait = std::chrono::milliseconds(3000));
+
+    void drain(std::chrono::milliseconds deadline) { server_->drain(deadline); }
+    void wait() { server_->wait(); }
+
+private:
+    temp_dir data_;
+    std::unique_ptr<catalog::catalog> catalog_;
+    std::unique_ptr<storage::blob_store> blobs_;
+    std::unique_ptr<app::application> application_;
+    std::unique_ptr<transport::server> server_;
+    unsigned short port_ = 0;
+};
+
+// A valid wheel whose METADATA names `name` and `version`.
+std::string make_wheel(std::string_view name, std::string_view version, std::string_view summary = "A test wheel",
+                       std::string_view requires_python = "");
+
+}  // namespace wheelhouse::testing
