@@ -1,12 +1,14 @@
 #include "wheelhouse/cli/commands.hpp"
 
+#include "wheelhouse/cli/ingest_command.hpp"
+
 namespace wheelhouse::cli {
 namespace {
 int g_exit_status = 0;
 }
 
 void add_commands(CLI::App& app) {
-    (void)app;
+    add_ingest_command(app);
 }
 
 int exit_status() noexcept { return g_exit_status; }
