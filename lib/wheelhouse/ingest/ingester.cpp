@@ -218,6 +218,18 @@ result<ingest_result> ingester::ingest_file(const std::filesystem::path& path, c
     if (!std::filesystem::is_regular_file(path, failure)) {
         return make_error(error_kind::invalid, path.string() + ": not a regular file");
     }
+    // A name already taken is settled by hashing the file where it lies: re-running over a
+    // tree of GiBs then writes nothing. Only a new file is copied (and hashed again from the
+    // copy, so what is stored is what was checked).
+    auto existing = catalog_.find_file(filename);
+    if (!existing) return about(filename, existing.error());
+    if (*existing) {
+        auto digests = hash_file(path, options.expected, options.max_file_size);
+        if (!digests) return about(filename, digests.error());
+        if (auto matches = check_expected(options.expected, *digests); !matches) return about(filename, matches.error());
+        if ((*existing)->sha256 != digests->sha256) return conflict_error(filename, (*existing)->sha256, digests->sha256);
+        return ingest_result{ingest_outcome::identical, std::move(**existing)};
+    }
     auto spool = store_.create_spool();
     if (!spool) return about(filename, spool.error());
     std::filesystem::copy_file(path, spool->path(), std::filesystem::copy_options::overwrite_existing, failure);

@@ -46,8 +46,8 @@ std::pair<std::vector<work_item>, std::size_t> collect(const std::vector<std::st
         const auto status = std::filesystem::status(path, failure);
         if (std::filesystem::is_directory(status)) {
             std::vector<std::filesystem::path> found;
-            std::filesystem::recursive_directory_iterator walk(
-                path, std::filesystem::directory_options::follow_directory_symlink, failure);
+            // Symbolic links to directories are not followed: they make cycles and duplicates.
+            std::filesystem::recursive_directory_iterator walk(path, failure);
             for (; !failure && walk != std::filesystem::recursive_directory_iterator(); walk.increment(failure)) {
                 if (!walk->is_regular_file()) continue;
                 if (walk->path().extension() == ".whl") found.push_back(walk->path());
