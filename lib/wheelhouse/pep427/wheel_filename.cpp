@@ -39,7 +39,7 @@ public:
         if (!filename_.ends_with(extension)) {
             const bool wrong_case =
                 filename_.size() >= extension.size() &&
-                std::equal(extension.begin(), extension.end(), filename_.end() - 4,
+                std::equal(extension.begin(), extension.end(), filename_.end() - static_cast<std::ptrdiff_t>(extension.size()),
                            [](char expected, char given) { return expected == to_lower(given); });
             return fail(wrong_case ? "the extension must be '.whl' in lower case"
                                    : "a wheel filename must end in '.whl'");
@@ -161,9 +161,8 @@ private:
         const std::size_t digits =
             static_cast<std::size_t>(std::find_if_not(text.begin(), text.end(), is_digit) - text.begin());
         build_tag build;
-        const auto [end, status] = std::from_chars(text.data(), text.data() + digits, build.number);
-        (void)end;
-        if (status == std::errc::result_out_of_range) {  // stricter than packaging: Python ints are unbounded
+        // Stricter than packaging: Python's int is unbounded.
+        if (std::from_chars(text.data(), text.data() + digits, build.number).ec == std::errc::result_out_of_range) {
             return fail("the build number '" + std::string(text.substr(0, digits)) + "' is larger than " +
                         std::to_string(std::numeric_limits<std::uint64_t>::max()));
         }

@@ -107,6 +107,7 @@ private:
         return position_ + ahead < text_.size() ? text_[position_ + ahead] : '\0';
     }
     bool at(char c) const noexcept { return position_ < text_.size() && text_[position_] == c; }
+    bool at_end(std::size_t ahead = 0) const noexcept { return position_ + ahead >= text_.size(); }
 
     error fail(std::string_view reason) const { return invalid("version " + quoted(original_) + ": " + std::string(reason)); }
 
@@ -115,12 +116,10 @@ private:
         const std::size_t start = position_;
         while (is_digit(peek())) ++position_;
         const std::string_view digits = text_.substr(start, position_ - start);
-        const auto [end, status] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
-        if (status == std::errc::result_out_of_range) {
+        if (std::from_chars(digits.data(), digits.data() + digits.size(), number).ec == std::errc::result_out_of_range) {
             return fail(std::string(part) + " " + quoted(digits, 40) + " is larger than " +
                         std::to_string(largest_number) + ", the largest number accepted");
         }
-        (void)end;
         return std::nullopt;
     }
 
@@ -147,7 +146,7 @@ private:
                 ++position_;
                 if (auto problem = read_number("release segment", number)) return problem;
                 version_.release.push_back(number);
-            } else if (peek(1) == '\0' || (peek(1) == '.' && (is_digit(peek(2)) || peek(2) == '\0'))) {
+            } else if (at_end(1) || (peek(1) == '.' && (is_digit(peek(2)) || at_end(2)))) {
                 return fail("empty release segment (every '.' in the release must be followed by a number)");
             } else {
                 break;  // a separator before a pre-, post- or dev-release label
@@ -231,9 +230,11 @@ private:
             const std::size_t start = position_;
             while (is_alphanumeric(peek())) ++position_;
             if (position_ == start) {
+                if (at_end()) {
+                    return fail("the local label ends with a separator; remove the trailing '" +
+                                std::string(1, text_[position_ - 1]) + "'");
+                }
                 const char c = peek();
-                if (c == '\0') return fail("the local label ends with a separator; remove the trailing '" +
-                                           std::string(1, text_[position_ - 1]) + "'");
                 if (is_separator(c)) {
                     return fail(text_[start - 1] == '+'
                                     ? "the local label starts with the separator '" + std::string(1, c) + "'"
@@ -241,8 +242,7 @@ private:
                 }
                 return fail(invalid_local_character(c));
             }
-            append_local_part(text_.substr(start, position_ - start));
-            if (!local_failure_.empty()) return fail(local_failure_);
+            if (auto problem = append_local_part(text_.substr(start, position_ - start))) return problem;
             if (is_separator(peek())) {
                 ++position_;
                 continue;
@@ -260,22 +260,21 @@ private:
                " in the local label (letters and digits, separated by '.', '-' or '_')";
     }
 
-    void append_local_part(std::string_view part) {
+    // A part of digits is a number ("007" is 7); any other is lower-cased text.
+    maybe_error append_local_part(std::string_view part) {
         if (std::all_of(part.begin(), part.end(), is_digit)) {
             std::uint64_t number = 0;
-            const auto [end, status] = std::from_chars(part.data(), part.data() + part.size(), number);
-            (void)end;
-            if (status == std::errc::result_out_of_range) {
-                local_failure_ = "local label part " + quoted(part, 40) + " is larger than " +
-                                 std::to_string(largest_number) + ", the largest number accepted";
-                return;
+            if (std::from_chars(part.data(), part.data() + part.size(), number).ec == std::errc::result_out_of_range) {
+                return fail("local label part " + quoted(part, 40) + " is larger than " +
+                            std::to_string(largest_number) + ", the largest number accepted");
             }
             version_.local.emplace_back(number);
-            return;
+            return std::nullopt;
         }
         std::string lowered(part);
         std::transform(lowered.begin(), lowered.end(), lowered.begin(), to_lower);
         version_.local.emplace_back(std::move(lowered));
+        return std::nullopt;
     }
 
     // The scan stopped before the end: say which part is wrong in the terms a person typed.
@@ -348,7 +347,6 @@ private:
     std::string_view text_;
     std::size_t position_ = 0;
     version version_;
-    std::string local_failure_;
 };
 
 std::size_t significant_release_length(const std::vector<std::uint64_t>& release) noexcept {
