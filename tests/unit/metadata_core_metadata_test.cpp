@@ -364,6 +364,11 @@ TEST_CASE("metadata: the edges of what is accepted", "[metadata]") {
         CHECK(metadata.get("License") == "MIT");
         CHECK(metadata.version() == "1");
     }
+    SECTION("a value that starts on the line below its header") {
+        const core_metadata metadata =
+            parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nLicense:\n        MIT License\n        \n        Copyright\n");
+        CHECK(metadata.get("License") == "MIT License\n\nCopyright");
+    }
     SECTION("unknown fields are kept") {
         const core_metadata metadata = parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nX-Custom: yes\n");
         CHECK(metadata.get("x-custom") == "yes");

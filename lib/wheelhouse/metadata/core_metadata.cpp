@@ -5,7 +5,8 @@
 //     (a folded License or Description keeps its lines), and the continuation lines lose their
 //     common indentation, at most 8 characters (setuptools folds with 8 spaces), then a leading
 //     '|' when every non-blank continuation line has one (the specification's "7 spaces and a
-//     pipe" form); whitespace-only continuation lines become empty lines;
+//     pipe" form); whitespace-only continuation lines become empty lines, and a value whose
+//     header line is empty starts on its first continuation line;
 //   - trailing whitespace at the end of a value is dropped;
 //   - the first empty line ends the headers; everything after it is the description, which wins
 //     over a Description header when both are present.
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -137,7 +139,8 @@ std::string join_value(const raw_header& header) {
             return line.empty() || line.front() == '|';
         }) && std::any_of(lines.begin(), lines.end(), [](std::string_view line) { return !line.empty(); });
         for (std::string_view line : lines) {
-            value.push_back('\n');
+            // "License:" with the text on the lines below starts with that text, not a line break.
+            if (!value.empty()) value.push_back('\n');
             value += piped && !line.empty() ? line.substr(1) : line;
         }
     }

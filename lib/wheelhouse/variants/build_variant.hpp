@@ -18,7 +18,7 @@ namespace wheelhouse::variants {
 
 struct build_variant {
     std::optional<std::string> cuda;        // "13.0", "11.8", or "12" when only the major is known
-    std::optional<std::string> sm;          // GPU architecture "8.9", "12.0"
+    std::optional<std::string> sm;          // GPU architecture "8.9", "12.0", "9.0a"; several: "8.0,9.0"
     std::optional<std::string> torch;       // "2.10.0", "2.7"
     bool torch_and_higher = false;          // "torch2.10.0andhigher": torch is a lower bound
     std::optional<bool> cxx11abi;           // "cxx11abiTRUE" / "FALSE" / "1" / "0"
@@ -27,7 +27,8 @@ struct build_variant {
     bool xpu = false;
     std::optional<std::string> git_hash;    // "g1a2b3c4" -> "1a2b3c4"
     std::optional<std::string> build_date;  // "20250101"
-    std::vector<std::string> unparsed;      // pieces that were not understood, as written
+    std::vector<std::string> unparsed;      // pieces that were not understood, as written in the
+                                            // normalised label (lower case, no separators)
 
     // True when nothing was decoded (unparsed text may still be present).
     bool empty() const noexcept;

@@ -30,6 +30,7 @@
 // A field met a second time with a different value is kept in `unparsed` as written (sm excepted,
 // which collects every architecture); the same value again is simply ignored.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -61,10 +62,22 @@ bool all_digits(std::string_view text) noexcept {
     return true;
 }
 
+// The length of the run of digits at `pos`.
+std::size_t digits_at(std::string_view text, std::size_t pos) noexcept {
+    std::size_t end = pos;
+    while (end < text.size() && is_digit(text[end])) ++end;
+    return end - pos;
+}
+
+std::string without_leading_zeros(std::string_view digits) {
+    while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
+    return std::string(digits);
+}
+
 // The PEP 440 normal form of a local label, without its '+'. Empty segments (which PEP 440
 // would refuse) are dropped so that any input still has one reading.
 std::string normalize_label(std::string_view label) {
-    // Empty segments are dropped below, so separators before the '+' must not hide it.
+    // Separators before the '+' go with their empty segments; they must not hide it.
     while (!label.empty() && is_separator(label.front())) label.remove_prefix(1);
     if (!label.empty() && label.front() == '+') label.remove_prefix(1);
     std::string out;
@@ -76,27 +89,16 @@ std::string normalize_label(std::string_view label) {
         }
         std::size_t end = pos;
         while (end < label.size() && !is_separator(label[end])) ++end;
-        std::string_view segment = label.substr(pos, end - pos);
-        if (all_digits(segment)) {
-            while (segment.size() > 1 && segment.front() == '0') segment.remove_prefix(1);
-        }
+        const std::string_view segment = label.substr(pos, end - pos);
         if (!out.empty()) out.push_back('.');
-        for (char c : segment) out.push_back(to_lower(c));
+        if (all_digits(segment)) {
+            out += without_leading_zeros(segment);
+        } else {
+            for (char c : segment) out.push_back(to_lower(c));
+        }
         pos = end;
     }
     return out;
-}
-
-// The length of the run of digits at `pos`.
-std::size_t digits_at(std::string_view text, std::size_t pos) noexcept {
-    std::size_t end = pos;
-    while (end < text.size() && is_digit(text[end])) ++end;
-    return end - pos;
-}
-
-std::string without_leading_zeros(std::string_view digits) {
-    while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
-    return std::string(digits);
 }
 
 bool starts_with(std::string_view text, std::size_t pos, std::string_view prefix) noexcept {
@@ -120,15 +122,19 @@ bool is_build_date(std::string_view text) noexcept {
     return day <= last;
 }
 
-bool is_hash(std::string_view text, bool needs_letter_and_digit) noexcept {
+// 7 to 40 hex digits: an abbreviated or full git commit.
+bool is_hex_hash(std::string_view text) noexcept {
     if (text.size() < shortest_hash || text.size() > longest_hash) return false;
-    bool has_digit = false, has_letter = false;
     for (char c : text) {
         if (!is_hex(c)) return false;
-        has_digit = has_digit || is_digit(c);
-        has_letter = has_letter || is_hex_letter(c);
     }
-    return !needs_letter_and_digit || (has_digit && has_letter);
+    return true;
+}
+
+// A hash written without a prefix must mix digits and letters to be told from a number or a word.
+bool is_bare_hash(std::string_view text) noexcept {
+    return is_hex_hash(text) && std::any_of(text.begin(), text.end(), is_digit) &&
+           std::any_of(text.begin(), text.end(), is_hex_letter);
 }
 
 // CUDA written as digits alone, as in "cu128" or the build tag suffix ".129".
@@ -237,12 +243,12 @@ private:
     }
 
     static std::optional<token> read_whole_segment(std::string_view segment) {
-        if (segment.size() > 1 && segment.front() == 'g' && is_hash(segment.substr(1), false))
+        if (segment.size() > 1 && segment.front() == 'g' && is_hex_hash(segment.substr(1)))
             return token{field::git_hash, 0, std::string(segment.substr(1))};
         if (segment.substr(0, 3) == "git") {
             const std::string_view rest = segment.substr(3);
             if (is_build_date(rest)) return token{field::build_date, 0, std::string(rest)};
-            if (is_hash(rest, false)) return token{field::git_hash, 0, std::string(rest)};
+            if (is_hex_hash(rest)) return token{field::git_hash, 0, std::string(rest)};
             return std::nullopt;
         }
         if (segment.size() == 1 + date_length && segment.front() == 'd' && all_digits(segment.substr(1))) {
@@ -251,7 +257,7 @@ private:
             return token{field::build_date, 0, std::string(segment.substr(1))};
         }
         if (is_build_date(segment)) return token{field::build_date, 0, std::string(segment)};
-        if (is_hash(segment, true)) return token{field::git_hash, 0, std::string(segment)};
+        if (is_bare_hash(segment)) return token{field::git_hash, 0, std::string(segment)};
         return std::nullopt;
     }
 
