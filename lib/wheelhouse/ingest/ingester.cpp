@@ -187,12 +187,14 @@ result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::str
         // Under the catalog's write lock: the bytes must still be there (a delete of another
         // file with the same bytes may have released them since).
         bool vanished = false;
-        auto added = metadata ? catalog_.add_file(row, [&]() -> result<void> {
-            if (store_.has_blob(sha256) && store_.has_metadata(sha256)) return {};
-            vanished = true;
-            return make_error(error_kind::unavailable, "the blob " + sha256 + " was removed while it was being added");
-        })
-                              : result<catalog::add_result>(metadata.error());
+        auto added = [&]() -> result<catalog::add_result> {
+            if (!metadata) return metadata.error();
+            return catalog_.add_file(row, [&]() -> result<void> {
+                if (store_.has_blob(sha256) && store_.has_metadata(sha256)) return {};
+                vanished = true;
+                return make_error(error_kind::unavailable, "the blob " + sha256 + " was removed while it was being added");
+            });
+        }();
 
         const bool keep = added && added->outcome != catalog::add_outcome::conflict;
         if (!keep && put_by_us) {
