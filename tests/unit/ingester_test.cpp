@@ -313,6 +313,18 @@ TEST_CASE("ingester: a user's file is copied, never moved", "[ingester]") {
     CHECK(read_file(path) == bytes);
     CHECK(data.spool_files() == 0);
 
+    // A taken name is settled in place: identical for the same bytes, conflict for others.
+    auto again = data.ingester.ingest_file(path, uploaded_by("cli"));
+    REQUIRE(again);
+    CHECK(again->outcome == ingest_outcome::identical);
+    wheel_spec changed;
+    changed.files["demo/more.py"] = "y = 2\n";
+    write_file(path, build_wheel(changed));
+    auto clash = data.ingester.ingest_file(path, uploaded_by("cli"));
+    check_refused(clash, error_kind::conflict, "File already exists: demo-1.0-py3-none-any.whl");
+    data.check_untouched(1, 2);
+    CHECK(read_file(data.store.blob_path(crypto::sha256_hex(bytes))) == bytes);
+
     auto missing = data.ingester.ingest_file(outside / "nope-1.0-py3-none-any.whl", {});
     REQUIRE_FALSE(missing);
     CHECK_THAT(missing.error().message, Catch::Contains("not a regular file"));
@@ -323,11 +335,14 @@ TEST_CASE("ingester: concurrent ingests of one filename end with one row and one
     constexpr int threads = 6;
     SECTION("the same bytes: one created, the rest identical") {
         const auto bytes = build_wheel();
+        std::vector<storage::spool_file> spools;  // made here: Catch's assertions are for the main thread only
+        for (int i = 0; i < threads; ++i) spools.push_back(data.spool(bytes));
         std::atomic<int> created{0}, identical{0}, failed{0};
         std::vector<std::thread> pool;
         for (int i = 0; i < threads; ++i) {
-            pool.emplace_back([&] {
-                auto ingested = data.ingest(bytes, "demo-1.0-py3-none-any.whl");
+            pool.emplace_back([&, i] {
+                auto ingested = data.ingester.ingest_spool(std::move(spools[static_cast<std::size_t>(i)]),
+                                                           "demo-1.0-py3-none-any.whl", {});
                 if (!ingested) ++failed;
                 else if (ingested->outcome == ingest_outcome::created) ++created;
                 else ++identical;
@@ -346,11 +361,14 @@ TEST_CASE("ingester: concurrent ingests of one filename end with one row and one
             spec.files["demo/build.txt"] = "build " + std::to_string(i);
             wheels.push_back(build_wheel(spec));
         }
+        std::vector<storage::spool_file> spools;
+        for (const auto& wheel : wheels) spools.push_back(data.spool(wheel));
         std::atomic<int> created{0}, conflicts{0}, failed{0};
         std::vector<std::thread> pool;
         for (int i = 0; i < threads; ++i) {
             pool.emplace_back([&, i] {
-                auto ingested = data.ingest(wheels[static_cast<std::size_t>(i)], "demo-1.0-py3-none-any.whl");
+                auto ingested = data.ingester.ingest_spool(std::move(spools[static_cast<std::size_t>(i)]),
+                                                           "demo-1.0-py3-none-any.whl", {});
                 if (ingested) ++created;
                 else if (ingested.error().kind == error_kind::conflict) ++conflicts;
                 else ++failed;

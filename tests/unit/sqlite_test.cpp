@@ -139,14 +139,15 @@ TEST_CASE("sqlite: a writer waits for the lock up to its busy timeout", "[sqlite
     REQUIRE(first.execute("CREATE TABLE t (i INTEGER)"));
     auto holding = sqlite::transaction::begin(first, sqlite::transaction_mode::immediate);
     REQUIRE(holding);
+    bool released = false;  // Catch's assertions are for the main thread only
     std::thread releaser([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        REQUIRE(first.execute("INSERT INTO t VALUES (1)"));
-        REQUIRE(holding->commit());
+        released = first.execute("INSERT INTO t VALUES (1)") && holding->commit();
     });
     auto second = open_writer(dir / "a.db", std::chrono::milliseconds(5000));
     auto waited = sqlite::transaction::begin(second, sqlite::transaction_mode::immediate);
     releaser.join();
+    REQUIRE(released);
     REQUIRE(waited);
     CHECK(count_rows(second) == 1);
 }

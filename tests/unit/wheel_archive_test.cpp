@@ -189,7 +189,7 @@ TEST_CASE("wheel_archive: entry names that would escape or confuse an installer 
         entries.push_back({name, "boom"});
         check_refused(read_bytes(build_zip(entries)), error_kind::invalid, message);
     }
-    for (const char* fine : {"demo/__init__.py", "demo/", "demo-1.0.data/scripts/run", "a..b/c..d.py"}) {
+    for (const char* fine : {"demo/__init__.py", "demo/", "demo-1.0.data/scripts/run", "a..b/c..d.py", "demo/a:b.py", "1:x"}) {
         CAPTURE(fine);
         CHECK(ingest::check_entry_name(fine));
     }

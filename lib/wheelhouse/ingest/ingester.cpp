@@ -187,12 +187,14 @@ result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::str
         // Under the catalog's write lock: the bytes must still be there (a delete of another
         // file with the same bytes may have released them since).
         bool vanished = false;
-        auto added = metadata ? catalog_.add_file(row, [&]() -> result<void> {
-            if (store_.has_blob(sha256) && store_.has_metadata(sha256)) return {};
-            vanished = true;
-            return make_error(error_kind::unavailable, "the blob " + sha256 + " was removed while it was being added");
-        })
-                              : result<catalog::add_result>(metadata.error());
+        auto added = [&]() -> result<catalog::add_result> {
+            if (!metadata) return metadata.error();
+            return catalog_.add_file(row, [&]() -> result<void> {
+                if (store_.has_blob(sha256) && store_.has_metadata(sha256)) return {};
+                vanished = true;
+                return make_error(error_kind::unavailable, "the blob " + sha256 + " was removed while it was being added");
+            });
+        }();
 
         const bool keep = added && added->outcome != catalog::add_outcome::conflict;
         if (!keep && put_by_us) {
@@ -217,6 +219,18 @@ result<ingest_result> ingester::ingest_file(const std::filesystem::path& path, c
     std::error_code failure;
     if (!std::filesystem::is_regular_file(path, failure)) {
         return make_error(error_kind::invalid, path.string() + ": not a regular file");
+    }
+    // A name already taken is settled by hashing the file where it lies: re-running over a
+    // tree of GiBs then writes nothing. Only a new file is copied (and hashed again from the
+    // copy, so what is stored is what was checked).
+    auto existing = catalog_.find_file(filename);
+    if (!existing) return about(filename, existing.error());
+    if (*existing) {
+        auto digests = hash_file(path, options.expected, options.max_file_size);
+        if (!digests) return about(filename, digests.error());
+        if (auto matches = check_expected(options.expected, *digests); !matches) return about(filename, matches.error());
+        if ((*existing)->sha256 != digests->sha256) return conflict_error(filename, (*existing)->sha256, digests->sha256);
+        return ingest_result{ingest_outcome::identical, std::move(**existing)};
     }
     auto spool = store_.create_spool();
     if (!spool) return about(filename, spool.error());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <memory>
@@ -139,7 +140,7 @@ result<void> check_entry_name(std::string_view name) {
     if (name.empty()) return invalid("an archive entry has an empty name");
     const std::string quoted = "entry \"" + std::string(name) + "\"";
     if (name.front() == '/') return invalid(quoted + " has an absolute path; wheel entries must be relative");
-    if (name.size() >= 2 && name[1] == ':') return invalid(quoted + " starts with a drive letter; wheel entries must be relative");
+    if (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0]))) return invalid(quoted + " starts with a drive letter; wheel entries must be relative");
     if (name.find('\\') != std::string_view::npos) return invalid(quoted + " contains a backslash; wheel paths use '/'");
     for (unsigned char c : name) {
         if (c < 0x20 || c == 0x7f) return invalid(quoted + " contains a control character");
