@@ -72,8 +72,8 @@ public:
     multipart_parser(const multipart_parser&) = delete;
     multipart_parser& operator=(const multipart_parser&) = delete;
 
+    // Takes std::string, std::string_view and byte buffers alike (they convert to the span).
     result<void> feed(std::span<const char> chunk);
-    result<void> feed(std::string_view chunk) { return feed(std::span<const char>(chunk.data(), chunk.size())); }
 
     // The end of the body: an error unless the closing boundary has been seen.
     result<void> finish();
