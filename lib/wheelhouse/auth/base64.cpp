@@ -1,0 +1,81 @@
+#include "wheelhouse/auth/base64.hpp"
+
+#include <array>
+#include <cstdint>
+
+namespace wheelhouse::auth {
+namespace {
+
+constexpr std::string_view standard_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr std::string_view url_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string encode(std::string_view bytes, std::string_view alphabet, bool pad) {
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    std::size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const std::uint32_t group = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16 |
+                                    static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8 |
+                                    static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 2]));
+        out.push_back(alphabet[group >> 18 & 63]);
+        out.push_back(alphabet[group >> 12 & 63]);
+        out.push_back(alphabet[group >> 6 & 63]);
+        out.push_back(alphabet[group & 63]);
+    }
+    const std::size_t left = bytes.size() - i;
+    if (left == 0) return out;
+    std::uint32_t group = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+    if (left == 2) group |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+    out.push_back(alphabet[group >> 18 & 63]);
+    out.push_back(alphabet[group >> 12 & 63]);
+    if (left == 2) out.push_back(alphabet[group >> 6 & 63]);
+    if (pad) out.append(left == 1 ? "==" : "=");
+    return out;
+}
+
+constexpr std::array<std::int8_t, 256> decoding_table() {
+    std::array<std::int8_t, 256> table{};
+    for (auto& entry : table) entry = -1;
+    for (std::size_t i = 0; i < standard_alphabet.size(); ++i) {
+        table[static_cast<unsigned char>(standard_alphabet[i])] = static_cast<std::int8_t>(i);
+    }
+    return table;
+}
+
+}  // namespace
+
+std::string base64_encode(std::string_view bytes) { return encode(bytes, standard_alphabet, true); }
+
+std::string base64url_encode(std::string_view bytes) { return encode(bytes, url_alphabet, false); }
+
+std::optional<std::string> base64_decode(std::string_view text) {
+    static constexpr auto table = decoding_table();
+    std::size_t padding = 0;
+    while (!text.empty() && text.back() == '=') {
+        text.remove_suffix(1);
+        ++padding;
+    }
+    if (padding > 2) return std::nullopt;
+    if (padding > 0 && (text.size() + padding) % 4 != 0) return std::nullopt;
+    if (text.size() % 4 == 1) return std::nullopt;  // 6 bits cannot make a byte
+
+    std::string out;
+    out.reserve(text.size() * 3 / 4);
+    std::uint32_t bits = 0;
+    int bit_count = 0;
+    for (char c : text) {
+        const auto value = table[static_cast<unsigned char>(c)];
+        if (value < 0) return std::nullopt;
+        bits = (bits << 6 | static_cast<std::uint32_t>(value)) & 0xffffff;
+        bit_count += 6;
+        if (bit_count >= 8) {
+            bit_count -= 8;
+            out.push_back(static_cast<char>(bits >> bit_count & 0xff));
+        }
+    }
+    // Leftover bits must be zero, or two texts would decode to the same bytes.
+    if ((bits & ((1u << bit_count) - 1)) != 0) return std::nullopt;
+    return out;
+}
+
+}  // namespace wheelhouse::auth

@@ -1,0 +1,71 @@
+#include "wheelhouse/auth/credentials.hpp"
+
+#include <algorithm>
+
+#include "wheelhouse/auth/base64.hpp"
+
+namespace wheelhouse::auth {
+namespace {
+
+bool is_whitespace(char c) noexcept { return c == ' ' || c == '\t'; }
+
+std::string_view trim(std::string_view text) noexcept {
+    while (!text.empty() && is_whitespace(text.front())) text.remove_prefix(1);
+    while (!text.empty() && is_whitespace(text.back())) text.remove_suffix(1);
+    return text;
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
+    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
+}
+
+error unauthorized(std::string message) { return make_error(error_kind::unauthorized, std::move(message)); }
+
+constexpr std::string_view how_to = "use the username __token__ and the API token as the password";
+
+}  // namespace
+
+result<presented_token> parse_authorization(std::string_view header_value) {
+    header_value = trim(header_value);
+    if (header_value.empty()) return unauthorized("the Authorization header is empty: " + std::string(how_to));
+    const auto space = std::find_if(header_value.begin(), header_value.end(), is_whitespace);
+    const std::string_view scheme(header_value.begin(), space);
+    const auto credentials = trim(std::string_view(space, header_value.end()));
+
+    if (equals_ignoring_case(scheme, "Bearer")) {
+        if (credentials.empty()) return unauthorized("the Bearer token is missing");
+        if (std::any_of(credentials.begin(), credentials.end(), is_whitespace)) {
+            return unauthorized("the Bearer token contains whitespace: send exactly one token");
+        }
+        return presented_token{credential_scheme::bearer, std::string(credentials)};
+    }
+    if (!equals_ignoring_case(scheme, "Basic")) {
+        // Name the scheme only when it looks like one: a bare token sent without a scheme
+        // must not come back in the message.
+        const bool nameable = !credentials.empty() && scheme.size() <= 20 &&
+                              std::all_of(scheme.begin(), scheme.end(), [](char c) {
+                                  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
+                              });
+        const std::string what = nameable ? "unsupported Authorization scheme '" + std::string(scheme) + "'"
+                                          : std::string("the Authorization header has no Basic or Bearer scheme");
+        return unauthorized(what + ": " + std::string(how_to) + " (HTTP Basic), or send Authorization: Bearer <token>");
+    }
+    if (credentials.empty()) return unauthorized("the Basic credentials are missing: " + std::string(how_to));
+    const auto decoded = base64_decode(credentials);
+    if (!decoded) return unauthorized("the Basic credentials are not valid base64");
+    const std::string_view user_pass = *decoded;
+    const auto colon = user_pass.find(':');
+    if (colon == std::string_view::npos) {
+        return unauthorized("the Basic credentials have no ':' between username and password: " + std::string(how_to));
+    }
+    if (user_pass.substr(0, colon) != token_username) {
+        return unauthorized("this index takes API tokens only: " + std::string(how_to));
+    }
+    const auto password = user_pass.substr(colon + 1);
+    if (password.empty()) return unauthorized("the password is empty: " + std::string(how_to));
+    return presented_token{credential_scheme::basic, std::string(password)};
+}
+
+}  // namespace wheelhouse::auth

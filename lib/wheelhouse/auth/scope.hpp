@@ -1,0 +1,50 @@
+#pragma once
+// What a token may do: a scope, optionally limited to projects by name or glob.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelhouse/result.hpp"
+
+namespace wheelhouse::auth {
+
+// Ordered: each scope includes the ones below it (admin can upload, upload can read).
+enum class scope {
+    read,    // download from an index configured as private
+    upload,  // publish files
+    admin,   // yank, delete, manage tokens and remote assets
+};
+
+std::string_view to_string(scope value) noexcept;
+
+// "read", "upload" or "admin", as the CLI and the catalog spell them.
+result<scope> parse_scope(std::string_view text);
+
+struct token_grant {
+    std::string name;    // the token's label, e.g. "ci-flash-attn"; safe to log
+    scope granted = scope::read;
+    // PEP 503-normalised names or globs ('*' any run, '?' one character), matched against
+    // the normalised project name. Empty: every project.
+    std::vector<std::string> project_patterns;
+};
+
+// Checks and normalises a project pattern as `--project` gives it: letters, digits, '-',
+// '_', '.', '*' and '?', lower-cased with separator runs folded to '-' exactly as PEP 503
+// folds names ("Nunchaku_*" -> "nunchaku-*"), so a pattern means what the name would.
+// A pattern without wildcards must be a valid project name, or it could never match.
+result<std::string> normalize_project_pattern(std::string_view pattern);
+
+// Shell-style matching of `text` against `pattern` with '*' and '?' only. Our own loop
+// rather than fnmatch(3): we need no character classes or escapes (which would make '['
+// and '\' special in a pattern someone typed), nor locale or flag differences between
+// libcs, and the greedy backtracking loop is short and linear for a single '*'.
+bool glob_match(std::string_view pattern, std::string_view text) noexcept;
+
+// Whether `grant` allows an action that needs `needed` on `project` (a project name; it is
+// normalised again here, which costs nothing when it already is). Pass an empty project for
+// an action on no single project (list tokens, the root /simple/ page): a grant limited to
+// projects does not cover it, since it could otherwise reach beyond its projects.
+bool permits(const token_grant& grant, scope needed, std::string_view project);
+
+}  // namespace wheelhouse::auth

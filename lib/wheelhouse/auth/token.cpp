@@ -1,0 +1,57 @@
+#include "wheelhouse/auth/token.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <array>
+
+#include "wheelhouse/auth/base64.hpp"
+
+namespace wheelhouse::auth {
+
+result<token_secret> generate_token() {
+    std::array<unsigned char, token_random_bytes> random{};
+    if (RAND_bytes(random.data(), static_cast<int>(random.size())) != 1) {
+        return make_error(error_kind::internal, "the system's random generator failed; no token was made");
+    }
+    token_secret secret;
+    secret.token = std::string(token_prefix) +
+                   base64url_encode(std::string_view(reinterpret_cast<const char*>(random.data()), random.size()));
+    OPENSSL_cleanse(random.data(), random.size());
+    secret.hash = hash_secret(secret.token);
+    if (secret.hash.empty()) return make_error(error_kind::internal, "OpenSSL could not compute SHA-256; no token was made");
+    return secret;
+}
+
+std::string hash_secret(std::string_view token) {
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+    unsigned int digest_size = 0;
+    // Fails closed: an empty hash never equals a stored one.
+    if (EVP_Digest(token.data(), token.size(), digest.data(), &digest_size, EVP_sha256(), nullptr) != 1) return {};
+    constexpr std::string_view hex = "0123456789abcdef";
+    std::string out;
+    out.reserve(digest_size * 2);
+    for (unsigned int i = 0; i < digest_size; ++i) {
+        out.push_back(hex[digest[i] >> 4]);
+        out.push_back(hex[digest[i] & 15]);
+    }
+    return out;
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    if (a.empty()) return true;
+    return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+bool looks_like_token(std::string_view text) noexcept {
+    if (text.size() != token_length || !text.starts_with(token_prefix)) return false;
+    text.remove_prefix(token_prefix.size());
+    return std::all_of(text.begin(), text.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    });
+}
+
+}  // namespace wheelhouse::auth
