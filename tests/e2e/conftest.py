@@ -1,0 +1,75 @@
+"""Fixtures every end-to-end test shares: the binary, a clean pip, a running server."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from server_process import ServerProcess, wheelhouse_binary  # noqa: E402
+
+
+@pytest.fixture
+def wheelhouse_bin() -> pathlib.Path:
+    binary = pathlib.Path(wheelhouse_binary())
+    if not binary.exists():
+        pytest.fail(f"{binary} does not exist; build it first (cmake --build --preset release)")
+    return binary
+
+
+def clean_pip_environment(tmp_path: pathlib.Path) -> dict[str, str]:
+    """pip as a fresh machine has it: no site configuration, no cache, no index but ours."""
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith("PIP_"):
+            del env[key]
+    env.update({
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_CACHE_DIR": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PIP_NO_INPUT": "1",
+        "PIP_NO_BUILD_ISOLATION": "1",
+        "HOME": str(tmp_path),
+    })
+    return env
+
+
+@pytest.fixture
+def pip(tmp_path):
+    """Runs Debian's pip (/usr/bin/python3 -m pip) with a clean configuration."""
+    env = clean_pip_environment(tmp_path)
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+        result = subprocess.run(["/usr/bin/python3", "-m", "pip", *args], env=env, capture_output=True, text=True,
+                                timeout=300)
+        if check and result.returncode != 0:
+            raise AssertionError(f"pip {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        return result
+
+    return run
+
+
+def ingest(binary: pathlib.Path, data: pathlib.Path, *paths: object) -> subprocess.CompletedProcess:
+    return subprocess.run([str(binary), "ingest", "--data", str(data), *map(str, paths)], capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.fixture
+def start_server(tmp_path):
+    """Starts `wheelhouse serve` on a free port over a data folder; stops it (checking a clean exit)."""
+    started: list[ServerProcess] = []
+
+    def start(data: pathlib.Path, *extra_args: str, env: dict | None = None) -> ServerProcess:
+        server = ServerProcess(data, *extra_args, env=env).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        code = server.stop()
+        assert code == 0, f"wheelhouse serve exited with {code} after SIGTERM:\n{server.stderr()}"
