@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "wheelhouse/catalog/audit.hpp"
 #include "wheelhouse/catalog/migrations.hpp"
 #include "wheelhouse/sqlite/transaction.hpp"
 
@@ -25,10 +26,6 @@ const std::string files_by_project = std::string(select_files) + "WHERE p.name =
 constexpr std::string_view project_by_name =
     "SELECT id, name, display_name, status, status_reason FROM projects WHERE name = ?1";
 
-std::int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::optional<std::string> unparsed_to_json(const std::vector<std::string>& pieces) {
     if (pieces.empty()) return std::nullopt;
@@ -116,14 +113,6 @@ result<std::optional<project_record>> select_project(sqlite::connection& db, std
     if (!row) return row.error();
     if (!*row) return std::optional<project_record>();
     return std::optional<project_record>(read_project_row(**query));
-}
-
-result<void> write_audit(sqlite::connection& db, std::string_view actor, std::string_view action, std::string_view target,
-                         const std::optional<std::string>& detail) {
-    auto insert = db.cached("INSERT INTO audit_log (time_ms, actor, action, target, detail) VALUES (?1, ?2, ?3, ?4, ?5)");
-    if (!insert) return insert.error();
-    (*insert)->bind_int64(1, now_ms()).bind_text(2, actor).bind_text(3, action).bind_text(4, target).bind_optional_text(5, detail);
-    return (*insert)->run();
 }
 
 result<std::int64_t> project_id_for(sqlite::connection& db, const new_file& file) {
@@ -456,6 +445,20 @@ result<bool> catalog::release_blob(std::string_view sha256, const std::function<
     if (auto removed = remove(); !removed) return removed.error();
     if (auto committed = transaction->commit(); !committed) return committed.error();
     return true;
+}
+
+result<void> catalog::write_transaction(const std::function<result<void>(sqlite::connection&)>& work) {
+    std::lock_guard lock(writer_mutex_);
+    auto transaction = sqlite::transaction::begin(writer_, sqlite::transaction_mode::immediate);
+    if (!transaction) return transaction.error();
+    if (auto done = work(writer_); !done) return done.error();
+    return transaction->commit();
+}
+
+result<void> catalog::read_snapshot(const std::function<result<void>(sqlite::connection&)>& work) const {
+    auto reader = borrow_reader();
+    if (!reader) return reader.error();
+    return work(**reader);
 }
 
 void catalog::subscribe(change_listener listener) {

@@ -103,6 +103,13 @@ public:
     // add_file of the same bytes, in this process or another.
     result<bool> release_blob(std::string_view sha256, const std::function<result<void>()>& remove);
 
+    // ---- tables of other components in the same database (tokens) ----
+    // Runs `work` inside a BEGIN IMMEDIATE transaction on the writer connection and commits if
+    // it succeeds. No change listener is told: these tables back no page.
+    result<void> write_transaction(const std::function<result<void>(sqlite::connection&)>& work);
+    // Runs `work` on a reader connection (one snapshot).
+    result<void> read_snapshot(const std::function<result<void>(sqlite::connection&)>& work) const;
+
     // ---- change notification ----
     using change_listener = std::function<void(std::string_view project)>;
     // Called after each committed write with the normalised name of the project it changed.

@@ -2,6 +2,7 @@
 
 #include "wheelhouse/cli/ingest_command.hpp"
 #include "wheelhouse/cli/serve_command.hpp"
+#include "wheelhouse/cli/token_command.hpp"
 
 namespace wheelhouse::cli {
 namespace {
@@ -11,6 +12,7 @@ int g_exit_status = 0;
 void add_commands(CLI::App& app) {
     add_serve_command(app);
     add_ingest_command(app);
+    add_token_command(app);
 }
 
 int exit_status() noexcept { return g_exit_status; }

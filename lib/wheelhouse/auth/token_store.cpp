@@ -1,0 +1,186 @@
+#include "wheelhouse/auth/token_store.hpp"
+
+#include <boost/json.hpp>
+
+#include "wheelhouse/auth/token.hpp"
+#include "wheelhouse/catalog/audit.hpp"
+#include "wheelhouse/sqlite/statement.hpp"
+
+namespace wheelhouse::auth {
+namespace {
+
+constexpr std::string_view select_tokens =
+    "SELECT id, name, scope, projects, created_ms, expires_ms, revoked_ms, last_used_ms, secret_sha256 FROM tokens ";
+
+std::string patterns_json(const std::vector<std::string>& patterns) {
+    boost::json::array list;
+    if (patterns.empty()) list.emplace_back("*");
+    for (const auto& pattern : patterns) list.emplace_back(pattern);
+    return boost::json::serialize(list);
+}
+
+std::vector<std::string> patterns_from_json(const std::string& text) {
+    std::vector<std::string> patterns;
+    boost::system::error_code ec;
+    const auto parsed = boost::json::parse(text, ec);
+    if (ec || !parsed.is_array()) return {"-unreadable-"};  // matches no project: fail closed
+    for (const auto& item : parsed.as_array()) {
+        if (item.is_string()) patterns.emplace_back(item.as_string());
+    }
+    if (patterns.size() == 1 && patterns.front() == "*") patterns.clear();
+    return patterns;
+}
+
+token_record read_token(const sqlite::statement& row) {
+    token_record record;
+    record.id = row.column_int64(0);
+    record.grant.name = row.column_text(1);
+    const auto granted = parse_scope(row.column_text(2));  // the schema's CHECK allows only valid scopes
+    record.grant.granted = granted ? *granted : scope::read;
+    record.grant.project_patterns = patterns_from_json(row.column_text(3));
+    record.created_ms = row.column_int64(4);
+    record.expires_ms = row.column_optional_int64(5);
+    record.revoked_ms = row.column_optional_int64(6);
+    record.last_used_ms = row.column_optional_int64(7);
+    return record;
+}
+
+result<std::optional<token_record>> find_by_name(sqlite::connection& db, std::string_view name) {
+    auto query = db.cached(std::string(select_tokens) + "WHERE name = ?1");
+    if (!query) return query.error();
+    (*query)->bind_text(1, name);
+    auto row = (*query)->step();
+    if (!row) return row.error();
+    if (!*row) return std::optional<token_record>();
+    return std::optional(read_token(**query));
+}
+
+bool is_valid_token_name(std::string_view name) {
+    if (name.empty() || name.size() > 100) return false;
+    for (char c : name) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                        c == '_' || c == '.';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+result<created_token> token_store::create(std::string_view name, scope granted, const std::vector<std::string>& patterns,
+                                          std::optional<std::chrono::seconds> lifetime, std::string_view actor) {
+    if (!is_valid_token_name(name))
+        return invalid("token name '" + std::string(name) + "' must be 1-100 letters, digits, '-', '_' or '.'");
+    std::vector<std::string> normalized;
+    for (const auto& pattern : patterns) {
+        auto checked = normalize_project_pattern(pattern);
+        if (!checked) return checked.error();
+        normalized.push_back(std::move(*checked));
+    }
+    auto secret = generate_token();
+    if (!secret) return secret.error();
+
+    created_token created;
+    created.secret = secret->token;
+    auto written = catalog_.write_transaction([&](sqlite::connection& db) -> result<void> {
+        auto existing = find_by_name(db, name);
+        if (!existing) return existing.error();
+        if (*existing)
+            return make_error(error_kind::conflict, "a token named '" + std::string(name) +
+                                                        "' exists already; choose another name or revoke it first");
+        const auto now = catalog::now_ms();
+        std::optional<std::int64_t> expires;
+        if (lifetime) expires = now + std::chrono::duration_cast<std::chrono::milliseconds>(*lifetime).count();
+        auto insert = db.cached(
+            "INSERT INTO tokens (name, secret_sha256, scope, projects, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+        if (!insert) return insert.error();
+        (*insert)->bind_text(1, name).bind_text(2, secret->hash).bind_text(3, to_string(granted))
+            .bind_text(4, patterns_json(normalized)).bind_int64(5, now).bind_optional_int64(6, expires);
+        if (auto done = (*insert)->run(); !done) return done.error();
+        std::string detail = std::string(to_string(granted)) + " " + patterns_json(normalized);
+        if (auto audited = catalog::write_audit(db, actor, "create_token", name, detail); !audited) return audited.error();
+        auto row = find_by_name(db, name);
+        if (!row) return row.error();
+        created.record = std::move(**row);
+        return {};
+    });
+    if (!written) return written.error();
+    return created;
+}
+
+result<std::vector<token_record>> token_store::list() const {
+    std::vector<token_record> records;
+    auto read = catalog_.read_snapshot([&](sqlite::connection& db) -> result<void> {
+        auto query = db.cached(std::string(select_tokens) + "ORDER BY name");
+        if (!query) return query.error();
+        for (;;) {
+            auto row = (*query)->step();
+            if (!row) return row.error();
+            if (!*row) return {};
+            records.push_back(read_token(**query));
+        }
+    });
+    if (!read) return read.error();
+    return records;
+}
+
+result<token_record> token_store::revoke(std::string_view name, std::string_view actor) {
+    token_record revoked;
+    auto written = catalog_.write_transaction([&](sqlite::connection& db) -> result<void> {
+        auto update = db.cached("UPDATE tokens SET revoked_ms = ?2 WHERE name = ?1 AND revoked_ms IS NULL");
+        if (!update) return update.error();
+        (*update)->bind_text(1, name).bind_int64(2, catalog::now_ms());
+        if (auto done = (*update)->run(); !done) return done.error();
+        auto row = find_by_name(db, name);
+        if (!row) return row.error();
+        if (!*row) return make_error(error_kind::not_found, "no token named '" + std::string(name) + "'");
+        if (auto audited = catalog::write_audit(db, actor, "revoke_token", name, std::nullopt); !audited)
+            return audited.error();
+        revoked = std::move(**row);
+        return {};
+    });
+    if (!written) return written.error();
+    return revoked;
+}
+
+result<token_grant> token_store::authenticate(std::string_view secret) const {
+    const auto refused = make_error(error_kind::unauthorized,
+                                    "the token is not valid here (unknown, expired or revoked); ask an admin for one "
+                                    "made with `wheelhouse token create`");
+    if (!looks_like_token(secret)) {
+        return make_error(error_kind::unauthorized,
+                          "that is not a wheelhouse token (they start with 'wh_'); use one made with "
+                          "`wheelhouse token create` as the password, with the username __token__");
+    }
+    const auto hash = hash_secret(secret);
+    if (hash.empty()) return refused;
+    std::optional<token_record> found;
+    std::string stored_hash;
+    auto read = catalog_.read_snapshot([&](sqlite::connection& db) -> result<void> {
+        auto query = db.cached(std::string(select_tokens) + "WHERE secret_sha256 = ?1");
+        if (!query) return query.error();
+        (*query)->bind_text(1, hash);
+        auto row = (*query)->step();
+        if (!row) return row.error();
+        if (*row) {
+            found = read_token(**query);
+            stored_hash = (*query)->column_text(8);
+        }
+        return {};
+    });
+    if (!read) return read.error();
+    // The index found the row; the comparison that decides is constant-time all the same.
+    if (!found || !constant_time_equal(stored_hash, hash) || !found->usable_at(catalog::now_ms())) return refused;
+    return found->grant;
+}
+
+result<void> token_store::mark_used(std::string_view name) {
+    return catalog_.write_transaction([&](sqlite::connection& db) -> result<void> {
+        auto update = db.cached("UPDATE tokens SET last_used_ms = ?2 WHERE name = ?1");
+        if (!update) return update.error();
+        (*update)->bind_text(1, name).bind_int64(2, catalog::now_ms());
+        return (*update)->run();
+    });
+}
+
+}  // namespace wheelhouse::auth

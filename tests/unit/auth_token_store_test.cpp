@@ -1,0 +1,72 @@
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+#include "wheelhouse/auth/token_store.hpp"
+
+using namespace wheelhouse;
+using namespace wheelhouse::testing;
+
+namespace {
+std::unique_ptr<catalog::catalog> open_catalog(const temp_dir& dir) {
+    auto opened = catalog::catalog::open(dir / "catalog.db");
+    REQUIRE(opened);
+    return std::move(opened).value();
+}
+
+struct fixture {
+    temp_dir dir;
+    std::unique_ptr<catalog::catalog> db = open_catalog(dir);
+    auth::token_store tokens{*db};
+};
+}  // namespace
+
+TEST_CASE("token_store: a created token authenticates to its grant and only its hash is stored", "[auth]") {
+    fixture f;
+    auto created = f.tokens.create("ci-flash-attn", auth::scope::upload, {"Flash_Attn", "nunchaku-*"}, std::nullopt, "cli");
+    REQUIRE(created);
+    CHECK_THAT(created->secret, Catch::StartsWith("wh_"));
+    const auto grant = f.tokens.authenticate(created->secret);
+    REQUIRE(grant);
+    CHECK(grant->name == "ci-flash-attn");
+    CHECK(grant->granted == auth::scope::upload);
+    CHECK(grant->project_patterns == std::vector<std::string>{"flash-attn", "nunchaku-*"});
+    CHECK(auth::permits(*grant, auth::scope::upload, "flash-attn"));
+    CHECK_FALSE(auth::permits(*grant, auth::scope::upload, "xformers"));
+
+    const auto database = read_file(f.dir / "catalog.db");
+    CHECK(database.find(created->secret) == std::string::npos);
+}
+
+TEST_CASE("token_store: unknown, revoked and expired tokens are refused alike", "[auth]") {
+    fixture f;
+    auto created = f.tokens.create("admin-1", auth::scope::admin, {}, std::nullopt, "cli");
+    REQUIRE(created);
+    const auto unknown = f.tokens.authenticate("wh_" + std::string(43, 'A'));
+    REQUIRE_FALSE(unknown);
+    CHECK(unknown.error().kind == error_kind::unauthorized);
+    CHECK_THAT(f.tokens.authenticate("pypi-AgEIcHlwaS5vcmc").error().message, Catch::Contains("not a wheelhouse token"));
+
+    REQUIRE(f.tokens.revoke("admin-1", "cli"));
+    CHECK_FALSE(f.tokens.authenticate(created->secret));
+    CHECK(f.tokens.revoke("nobody", "cli").error().kind == error_kind::not_found);
+
+    auto expiring = f.tokens.create("short", auth::scope::upload, {}, std::chrono::seconds(0), "cli");
+    REQUIRE(expiring);
+    CHECK_FALSE(f.tokens.authenticate(expiring->secret));
+}
+
+TEST_CASE("token_store: names are unique and checked; list shows every token", "[auth]") {
+    fixture f;
+    REQUIRE(f.tokens.create("a", auth::scope::read, {}, std::nullopt, "cli"));
+    CHECK(f.tokens.create("a", auth::scope::read, {}, std::nullopt, "cli").error().kind == error_kind::conflict);
+    CHECK(f.tokens.create("bad name", auth::scope::read, {}, std::nullopt, "cli").error().kind == error_kind::invalid);
+    CHECK(f.tokens.create("b", auth::scope::read, {"bad/pattern"}, std::nullopt, "cli").error().kind == error_kind::invalid);
+    REQUIRE(f.tokens.create("b", auth::scope::upload, {}, std::chrono::hours(24), "cli"));
+    const auto listed = f.tokens.list();
+    REQUIRE(listed);
+    REQUIRE(listed->size() == 2);
+    CHECK(listed->at(1).grant.name == "b");
+    CHECK(listed->at(1).expires_ms.has_value());
+    REQUIRE(f.tokens.mark_used("b"));
+    CHECK(f.tokens.list()->at(1).last_used_ms.has_value());
+}
