@@ -169,6 +169,17 @@ result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::str
         return ingest_result{ingest_outcome::identical, std::move(**existing)};
     }
 
+    // PEP 792: archived and quarantined projects take no new files.
+    auto project = catalog_.find_project(wheel->normalized_name);
+    if (!project) return about(filename, project.error());
+    if (*project && ((*project)->status == catalog::project_status::archived ||
+                     (*project)->status == catalog::project_status::quarantined)) {
+        return about(filename, make_error(error_kind::forbidden,
+                                          "project '" + wheel->normalized_name + "' is " +
+                                              std::string(catalog::to_string((*project)->status)) +
+                                              " and takes no new files; an admin can set it active again"));
+    }
+
     auto validated = validate_wheel(spool.path(), *wheel, options.limits);
     if (!validated) return about(filename, validated.error());
 

@@ -1,5 +1,7 @@
 #include "wheelhouse/app/application.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "wheelhouse/app/file_routes.hpp"
 #include "wheelhouse/app/simple_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -24,15 +26,31 @@ transport::outgoing_response method_not_allowed(const http::request_header<>& re
 }  // namespace
 
 application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings)
-    : settings_(std::move(settings)), context_{catalog, blobs, pages_, settings_} {
+    : settings_(std::move(settings)),
+      context_{catalog, blobs, pages_, settings_},
+      tokens_(catalog),
+      ingest_workers_(std::max(1u, settings_.ingest_workers), settings_.ingest_queue,
+                      [](std::string_view what) { spdlog::error("ingest worker: {}", what); }),
+      uploads_(context_, tokens_, ingest_workers_,
+               upload_settings{settings_.max_upload_bytes, std::chrono::seconds(5)}) {
     catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
 }
 
-application::~application() = default;
+application::~application() { finish_ingests(); }
 
-transport::body_plan application::plan_body(const http::request_header<>&) { return {}; }
+void application::finish_ingests() { ingest_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain); }
+
+transport::body_plan application::plan_body(const http::request_header<>& header) {
+    auto target = http_target::parse(header.target());
+    if (target && upload_routes::is_upload(header.method(), *target)) return uploads_.plan(header, *target);
+    return {};
+}
 
 void application::handle(transport::incoming_request request, transport::responder respond) {
+    if (request.sink) {  // only upload routes stream their bodies
+        auto target = http_target::parse(request.header.target());
+        return uploads_.handle(std::move(request), *target, respond);
+    }
     respond(route(request));
 }
 
@@ -54,6 +72,9 @@ transport::outgoing_response application::route(const transport::incoming_reques
     if (first == "files") {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
         return serve_file(context_, request, *target);
+    }
+    if (first == "legacy" || (first == "api" && segments.size() >= 3 && segments[2] == "files")) {
+        return method_not_allowed(request, first == "legacy" ? "POST" : "PUT");
     }
     if (first == "healthz" && segments.size() == 1) {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");

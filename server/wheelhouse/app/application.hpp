@@ -6,6 +6,9 @@
 
 #include "wheelhouse/app/page_cache.hpp"
 #include "wheelhouse/app/route_context.hpp"
+#include "wheelhouse/app/upload_routes.hpp"
+#include "wheelhouse/auth/token_store.hpp"
+#include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/transport/net.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 
@@ -26,6 +29,10 @@ public:
 
     page_cache& pages() noexcept { return pages_; }
 
+    // Finishes the uploads already queued, then stops the ingest workers. Thread safety: call
+    // once, after the server has drained.
+    void finish_ingests();
+
 private:
     transport::outgoing_response route(const transport::incoming_request& request);
     void poll_external_changes();
@@ -33,6 +40,9 @@ private:
     app_settings settings_;
     page_cache pages_;
     route_context context_;
+    auth::token_store tokens_;
+    concurrency::worker_pool ingest_workers_;
+    upload_routes uploads_;
     std::unique_ptr<net::steady_timer> watch_timer_;
 };
 

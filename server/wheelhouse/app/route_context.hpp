@@ -2,6 +2,8 @@
 // What every route handler may use: the catalog, the blob store, the page cache, the settings.
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "wheelhouse/app/page_cache.hpp"
@@ -18,6 +20,9 @@ namespace wheelhouse::app {
 struct app_settings {
     std::chrono::seconds page_max_age{60};  // Cache-Control on simple pages
     std::string files_base = "/files/";     // where page links point for downloads
+    std::uint64_t max_upload_bytes = 4ull << 30;
+    unsigned ingest_workers = 2;            // validation, hashing and catalog writes
+    std::size_t ingest_queue = 16;          // uploads waiting for a worker before 503
 };
 
 struct route_context {

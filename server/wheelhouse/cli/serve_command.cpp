@@ -41,6 +41,9 @@ int serve(const config::overrides& values) {
 
     app::app_settings app_settings;
     app_settings.page_max_age = settings.page_max_age;
+    app_settings.max_upload_bytes = settings.max_upload_bytes;
+    app_settings.ingest_workers = settings.ingest_workers;
+    app_settings.ingest_queue = settings.ingest_queue;
     app::application application(**catalog, *blobs, app_settings);
 
     transport::server_options options;
@@ -74,6 +77,7 @@ int serve(const config::overrides& values) {
 
     server.start();
     server.wait();
+    application.finish_ingests();
     spdlog::info("stopped; all connections closed");
     return 0;
 }

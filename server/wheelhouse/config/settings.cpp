@@ -44,11 +44,13 @@ result<void> apply_file(settings& out, const std::string& path) {
     number("idle-timeout", [&](std::uint64_t v) { out.idle_timeout = std::chrono::seconds(v); });
     number("read-timeout", [&](std::uint64_t v) { out.read_timeout = std::chrono::seconds(v); });
     number("drain-timeout", [&](std::uint64_t v) { out.drain_timeout = std::chrono::seconds(v); });
+    number("ingest-workers", [&](std::uint64_t v) { out.ingest_workers = static_cast<unsigned>(v); });
+    number("ingest-queue", [&](std::uint64_t v) { out.ingest_queue = static_cast<unsigned>(v); });
     if (!problem.empty()) return invalid("configuration file " + path + ": " + problem);
     for (const auto& [key, node] : table) {
         static constexpr std::string_view known[] = {"listen",       "data",          "access-log",   "threads",
                                                      "page-max-age", "max-upload-size", "idle-timeout", "read-timeout",
-                                                     "drain-timeout"};
+                                                     "drain-timeout", "ingest-workers", "ingest-queue"};
         if (std::find(std::begin(known), std::end(known), key.str()) == std::end(known))
             return invalid("configuration file " + path + ": unknown key '" + std::string(key.str()) + "'");
     }
@@ -78,6 +80,10 @@ void add_options(CLI::App& command, overrides& values, bool server_options) {
         ->envname("WHEELHOUSE_READ_TIMEOUT");
     command.add_option("--drain-timeout", values.drain_timeout, "Seconds to finish requests on SIGTERM (default 10)")
         ->envname("WHEELHOUSE_DRAIN_TIMEOUT");
+    command.add_option("--ingest-workers", values.ingest_workers, "Threads validating uploads (default: one per core)")
+        ->envname("WHEELHOUSE_INGEST_WORKERS");
+    command.add_option("--ingest-queue", values.ingest_queue, "Uploads that may wait for a worker before 503 (default 16)")
+        ->envname("WHEELHOUSE_INGEST_QUEUE");
 }
 
 result<settings> resolve(const overrides& values) {
@@ -94,6 +100,9 @@ result<settings> resolve(const overrides& values) {
     if (values.idle_timeout) out.idle_timeout = std::chrono::seconds(*values.idle_timeout);
     if (values.read_timeout) out.read_timeout = std::chrono::seconds(*values.read_timeout);
     if (values.drain_timeout) out.drain_timeout = std::chrono::seconds(*values.drain_timeout);
+    apply(out.ingest_workers, values.ingest_workers);
+    apply(out.ingest_queue, values.ingest_queue);
+    if (out.ingest_workers == 0) out.ingest_workers = std::max(1u, std::thread::hardware_concurrency());
     if (out.threads == 0) out.threads = std::max(1u, std::thread::hardware_concurrency());
     if (auto address = split_listen_address(out.listen); !address) return address.error();
     return out;

@@ -23,6 +23,8 @@ struct settings {
     std::chrono::seconds idle_timeout{30};
     std::chrono::seconds read_timeout{30};
     std::chrono::seconds drain_timeout{10};
+    unsigned ingest_workers = 0;  // 0: one per core
+    unsigned ingest_queue = 16;
 };
 
 // Values given on the command line or in the environment; unset ones fall through to the
@@ -38,6 +40,8 @@ struct overrides {
     std::optional<unsigned> idle_timeout;
     std::optional<unsigned> read_timeout;
     std::optional<unsigned> drain_timeout;
+    std::optional<unsigned> ingest_workers;
+    std::optional<unsigned> ingest_queue;
 };
 
 // Registers --config, --data (WHEELHOUSE_DATA) and, with `server_options`, every server option.

@@ -38,10 +38,7 @@ http_session::http_session(tcp::socket&& socket, request_handler& handler, const
     }
 }
 
-http_session::~http_session() {
-    discard_spool();
-    registry_.remove(this);
-}
+http_session::~http_session() { registry_.remove(this); }
 
 void http_session::run() {
     registry_.add(shared_from_this());
@@ -91,29 +88,26 @@ void http_session::start_body(body_plan plan) {
         return do_write(std::move(*plan.rejection));
     }
     if (header_parser_->is_done()) {
+        if (plan.how == body_plan::kind::stream) {  // an empty body still goes through its sink
+            if (auto finished = plan.sink->finish(); !finished)
+                return respond_and_close(status_for(finished.error().kind), finished.error().message);
+            request_.sink = std::move(plan.sink);
+        }
         request_.header = std::move(header_parser_->release().base());
         return dispatch();
     }
     const bool send_continue = expects_continue(header_parser_->get());
     body_limit_ = plan.how == body_plan::kind::none ? unexpected_body_limit : plan.limit;
-    if (plan.how == body_plan::kind::spool) {
-        file_parser_.emplace(std::move(*header_parser_));
-        file_parser_->body_limit(body_limit_);
-        error_code ec;
-        file_parser_->get().body().open(plan.spool_path.c_str(), beast::file_mode::write_new, ec);
-        if (ec) {
-            spdlog::error("cannot create spool file {}: {}", plan.spool_path.string(), ec.message());
-            file_parser_.reset();
-            return respond_and_close(http::status::internal_server_error,
-                                     "the server cannot store the upload right now; try again later");
-        }
-        request_.spool_path = plan.spool_path;
+    if (plan.how == body_plan::kind::stream) {
+        sink_parser_.emplace(std::move(*header_parser_));
+        sink_parser_->body_limit(body_limit_);
+        sink_parser_->get().body() = std::move(plan.sink);
     } else {
         string_parser_.emplace(std::move(*header_parser_));
         string_parser_->body_limit(body_limit_);
     }
     auto read_body = [this] {
-        if (file_parser_) do_read_body(*file_parser_);
+        if (sink_parser_) do_read_body(*sink_parser_);
         else do_read_body(*string_parser_);
     };
     if (!send_continue) return read_body();
@@ -141,18 +135,21 @@ void http_session::do_read_body(Parser& parser) {
 template <class Parser>
 void http_session::on_read_body(Parser& parser, error_code ec) {
     if (ec == http::error::body_limit) {
-        discard_spool();
+        discard_body();
         return respond_and_close(http::status::payload_too_large,
                                  "the request body is larger than this server's limit of " +
                                      std::to_string(body_limit_) + " bytes");
     }
     if (ec == beast::error::timeout) {
-        discard_spool();
+        discard_body();
         return respond_and_close(http::status::request_timeout,
                                  "the client stopped sending the request body; send it again");
     }
     if (ec) {
-        discard_spool();
+        std::optional<error> refusal;
+        if constexpr (std::is_same_v<Parser, http::request_parser<sink_body>>) refusal = parser.get().body()->failure;
+        discard_body();
+        if (refusal) return respond_and_close(status_for(refusal->kind), refusal->message);
         fail(ec, "read body");
         return do_close();
     }
@@ -160,9 +157,9 @@ void http_session::on_read_body(Parser& parser, error_code ec) {
 
     auto message = parser.release();
     request_.body_bytes = message.payload_size().value_or(0);
-    if constexpr (std::is_same_v<Parser, http::request_parser<http::file_body>>) {
-        message.body().close();
-        file_parser_.reset();
+    if constexpr (std::is_same_v<Parser, http::request_parser<sink_body>>) {
+        request_.sink = std::move(message.body());
+        sink_parser_.reset();
     } else {
         request_.body = std::move(message.body());
         string_parser_.reset();
@@ -174,7 +171,7 @@ void http_session::on_read_body(Parser& parser, error_code ec) {
 void http_session::dispatch() {
     request_.peer = peer_address_;
     auto request = std::move(request_);
-    request_ = incoming_request{};  // the handler owns the spool file from here on
+    request_ = incoming_request{};  // the handler owns the body's sink from here on
     handler_.handle(std::move(request), [self = shared_from_this()](outgoing_response response) {
         net::dispatch(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
             self->do_write(std::move(response));
@@ -233,16 +230,10 @@ void http_session::do_close() {
     stream_.socket().close(ec);
 }
 
-void http_session::discard_spool() noexcept {
-    if (file_parser_) {
-        file_parser_->get().body().close();
-        file_parser_.reset();
-    }
-    if (!request_.spool_path.empty()) {
-        std::error_code ec;
-        std::filesystem::remove(request_.spool_path, ec);
-        request_.spool_path.clear();
-    }
+void http_session::discard_body() noexcept {
+    // Dropping the sink removes what it stored (an upload's spool file goes with it).
+    sink_parser_.reset();
+    string_parser_.reset();
 }
 
 void http_session::fail(error_code ec, const char* what) {

@@ -12,6 +12,7 @@
 #include "wheelhouse/transport/request_handler.hpp"
 #include "wheelhouse/transport/session_limits.hpp"
 #include "wheelhouse/transport/session_registry.hpp"
+#include "wheelhouse/transport/sink_body.hpp"
 
 namespace wheelhouse::transport {
 
@@ -43,7 +44,7 @@ private:
     void on_write_some(error_code ec, std::size_t bytes);
     void finish_request();
     void do_close();
-    void discard_spool() noexcept;
+    void discard_body() noexcept;
     void fail(error_code ec, const char* what);
 
     beast::tcp_stream stream_;
@@ -57,7 +58,7 @@ private:
 
     std::optional<http::request_parser<http::empty_body>> header_parser_;
     std::optional<http::request_parser<http::string_body>> string_parser_;
-    std::optional<http::request_parser<http::file_body>> file_parser_;
+    std::optional<http::request_parser<sink_body>> sink_parser_;
     incoming_request request_;
     std::optional<outgoing_response> response_;
     std::chrono::steady_clock::time_point request_started_;

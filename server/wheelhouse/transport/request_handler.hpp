@@ -4,12 +4,15 @@
 
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
 #include <functional>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 
 #include <boost/beast/http/message_generator.hpp>
 
+#include "wheelhouse/result.hpp"
 #include "wheelhouse/transport/net.hpp"
 
 namespace wheelhouse::transport {
@@ -21,17 +24,31 @@ struct outgoing_response {
     std::uint64_t body_bytes = 0;
 };
 
+// Where a streamed body goes as it arrives (an upload's spool file, through a multipart
+// parser or straight). Thread safety: used by one session at a time, then by the handler.
+class body_sink {
+public:
+    virtual ~body_sink() = default;
+    // The next bytes of the body; an error stops the read and is answered to the client.
+    virtual result<void> write(std::span<const char> bytes) = 0;
+    // The body ended (Content-Length reached or the last chunk read).
+    virtual result<void> finish() = 0;
+
+    // Set by the transport when write() or finish() failed.
+    std::optional<error> failure;
+};
+
 // How the session reads the body that follows a request's headers.
 struct body_plan {
     enum class kind {
         reject,     // answer `rejection` at once and close: the body is not read
-        none,       // no body expected; any body up to the small limit is read and ignored
+        none,       // no body expected; any body up to a small limit is read and ignored
         in_memory,  // read into a string of at most `limit` bytes
-        spool,      // stream into the file `spool_path`, at most `limit` bytes
+        stream,     // hand to `sink` as it arrives, at most `limit` bytes
     };
     kind how = kind::none;
     std::uint64_t limit = 0;
-    std::filesystem::path spool_path;
+    std::shared_ptr<body_sink> sink;
     std::optional<outgoing_response> rejection;
 };
 
@@ -39,7 +56,7 @@ struct body_plan {
 struct incoming_request {
     http::request_header<> header;
     std::string body;                  // for body_plan::kind::in_memory
-    std::filesystem::path spool_path;  // for body_plan::kind::spool: the body's bytes, now on disk
+    std::shared_ptr<body_sink> sink;   // for body_plan::kind::stream: it has had the whole body
     std::uint64_t body_bytes = 0;
     net::ip::address peer;
     std::chrono::steady_clock::time_point received_at;

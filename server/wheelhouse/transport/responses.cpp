@@ -11,6 +11,21 @@ void copy_fields(http::fields& to, const http::fields& from) {
 
 }  // namespace
 
+http::status status_for(error_kind kind) noexcept {
+    switch (kind) {
+        case error_kind::invalid: return http::status::bad_request;
+        case error_kind::unauthorized: return http::status::unauthorized;
+        case error_kind::forbidden: return http::status::forbidden;
+        case error_kind::not_found: return http::status::not_found;
+        case error_kind::conflict: return http::status::conflict;
+        case error_kind::too_large: return http::status::payload_too_large;
+        case error_kind::unavailable: return http::status::service_unavailable;
+        case error_kind::upstream: return http::status::bad_gateway;
+        case error_kind::internal: return http::status::internal_server_error;
+    }
+    return http::status::internal_server_error;
+}
+
 bool wants_keep_alive(const http::request_header<>& request) {
     http::token_list connection{request[http::field::connection]};
     if (request.version() >= 11) return !connection.exists("close");

@@ -10,6 +10,9 @@
 
 namespace wheelhouse::transport {
 
+// The one mapping of domain errors to HTTP status, used wherever a result meets HTTP.
+http::status status_for(error_kind kind) noexcept;
+
 // HTTP/1.1 keeps the connection unless the client said "close"; HTTP/1.0 only if it asked.
 bool wants_keep_alive(const http::request_header<>& request);
 

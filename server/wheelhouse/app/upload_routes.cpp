@@ -1,0 +1,241 @@
+#include "wheelhouse/app/upload_routes.hpp"
+
+#include <charconv>
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "wheelhouse/app/upload_sinks.hpp"
+#include "wheelhouse/auth/credentials.hpp"
+#include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/transport/responses.hpp"
+#include "wheelhouse/variants/build_variant.hpp"
+
+namespace wheelhouse::app {
+namespace {
+
+using transport::outgoing_response;
+
+bool wants_json(const http::request_header<>& request) {
+    return request[http::field::accept].find("application/json") != std::string_view::npos;
+}
+
+// twine shows only the status line of a failed upload, so the reason phrase carries the
+// message: printable ASCII, one line, bounded.
+std::string reason_phrase(std::string_view message) {
+    std::string reason;
+    for (char c : message.substr(0, 300)) reason.push_back(c >= 0x20 && c < 0x7F ? c : ' ');
+    return reason;
+}
+
+outgoing_response answer(const http::request_header<>& request, http::status status, std::string_view reason,
+                         std::string text, boost::json::object json, http::fields extra = {}) {
+    http::response<http::string_body> response{status, request.version()};
+    response.set(http::field::server, "wheelhouse");
+    if (!reason.empty()) response.reason(reason_phrase(reason));
+    for (const auto& field : extra) response.set(field.name_string(), field.value());
+    if (wants_json(request)) {
+        response.set(http::field::content_type, "application/json");
+        response.body() = boost::json::serialize(json) + "\n";
+    } else {
+        response.set(http::field::content_type, "text/plain; charset=utf-8");
+        response.body() = std::move(text) + "\n";
+    }
+    response.keep_alive(transport::wants_keep_alive(request));
+    if (request.method() == http::verb::head) response.body().clear();
+    return transport::finish(std::move(response));
+}
+
+outgoing_response refuse(const http::request_header<>& request, const error& failure, http::fields extra = {}) {
+    const auto status = transport::status_for(failure.kind);
+    if (failure.kind == error_kind::unauthorized)
+        extra.set(http::field::www_authenticate, "Basic realm=\"wheelhouse\"");
+    std::string text = std::to_string(static_cast<unsigned>(status)) + " " +
+                       std::string(http::obsolete_reason(status)) + ": " + failure.message;
+    return answer(request, status, failure.message, std::move(text), {{"error", failure.message}}, std::move(extra));
+}
+
+outgoing_response accepted(const http::request_header<>& request, const ingest::ingest_result& ingested) {
+    const auto& file = ingested.file;
+    const bool created = ingested.outcome == ingest::ingest_outcome::created;
+    const auto status = created ? http::status::created : http::status::ok;
+    const std::string page = "/simple/" + file.project + "/";
+    std::string text = std::string(created ? "201 Created: " : "200 OK: ") + file.filename + " (sha256 " +
+                       file.sha256 + ") " + (created ? "is now" : "was already") + " in the index at " + page;
+    boost::json::object json{{"filename", file.filename},
+                             {"project", file.project},
+                             {"version", file.normalized_version},
+                             {"sha256", file.sha256},
+                             {"size", file.size},
+                             {"created", created},
+                             {"url", "/files/" + file.sha256 + "/" + file.filename},
+                             {"page", page},
+                             {"variant", variants::to_json(file.variant)}};
+    return answer(request, status, {}, std::move(text), std::move(json));
+}
+
+// The PEP 503 name in a wheel filename, when the filename parses; otherwise the ingester will
+// refuse it with the reason, after the scope check has nothing to say.
+std::string project_of(std::string_view filename) {
+    auto parsed = pep427::parse_wheel_filename(filename);
+    return parsed ? parsed->normalized_name : std::string();
+}
+
+result<void> check_project(const auth::token_grant& grant, std::string_view filename) {
+    const auto project = project_of(filename);
+    if (project.empty() || auth::permits(grant, auth::scope::upload, project)) return {};
+    return make_error(error_kind::forbidden, "token '" + grant.name + "' may not upload to project '" + project + "'");
+}
+
+std::optional<std::string> digest_field(const upload::form_collector& form, std::string_view name) {
+    const auto value = form.first_value(name);
+    if (!value || value->empty()) return std::nullopt;  // twine sends "" for digests it has not
+    return std::string(*value);
+}
+
+}  // namespace
+
+upload_routes::upload_routes(route_context& context, auth::token_store& tokens, concurrency::worker_pool& workers,
+                             upload_settings settings)
+    : context_(context), tokens_(tokens), workers_(workers), settings_(settings), ingester_(context.catalog, context.blobs) {}
+
+bool upload_routes::is_upload(http::verb method, const http_target::request_target& target) {
+    const auto& segments = target.segments;
+    if (method == http::verb::post && !segments.empty() && segments[0] == "legacy")
+        return segments.size() == 1 || (segments.size() == 2 && segments[1].empty());
+    return method == http::verb::put && segments.size() == 4 && segments[0] == "api" && segments[1] == "v1" &&
+           segments[2] == "files";
+}
+
+transport::body_plan upload_routes::plan(const http::request_header<>& request,
+                                         const http_target::request_target& target) {
+    auto reject = [&](const error& failure, http::fields extra = {}) {
+        transport::body_plan plan;
+        plan.how = transport::body_plan::kind::reject;
+        plan.rejection = refuse(request, failure, std::move(extra));
+        return plan;
+    };
+
+    // Credentials first: an unauthenticated client learns nothing else and sends no body.
+    const auto authorization = request[http::field::authorization];
+    if (authorization.empty()) {
+        return reject(make_error(error_kind::unauthorized,
+                                 "uploads need an API token: twine upload -u __token__ -p <token>, or "
+                                 "curl -u __token__:<token>"));
+    }
+    auto presented = auth::parse_authorization(authorization);
+    if (!presented) return reject(presented.error());
+    auto grant = tokens_.authenticate(presented->token);
+    if (!grant) {
+        spdlog::warn("upload refused: {} ({} {})", grant.error().message, request.method_string(), request.target());
+        return reject(grant.error());
+    }
+    if (grant->granted < auth::scope::upload) {
+        return reject(make_error(error_kind::forbidden, "token '" + grant->name + "' has scope " +
+                                                            std::string(auth::to_string(grant->granted)) +
+                                                            "; uploads need upload or admin"));
+    }
+    const auto& segments = target.segments;
+    const bool raw = request.method() == http::verb::put;
+    if (raw) {
+        if (segments[3].empty())
+            return reject(invalid("put the wheel's filename in the URL: PUT /api/v1/files/<filename>.whl"));
+        if (auto allowed = check_project(*grant, segments[3]); !allowed) return reject(allowed.error());
+    }
+
+    if (const auto length = request[http::field::content_length]; !length.empty()) {
+        std::uint64_t declared = 0;
+        const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), declared);
+        if (ec == std::errc{} && end == length.data() + length.size() && declared > settings_.max_upload_bytes) {
+            return reject(make_error(error_kind::too_large, "the upload is " + std::to_string(declared) +
+                                                                " bytes; this index takes at most " +
+                                                                std::to_string(settings_.max_upload_bytes)));
+        }
+    }
+    if (workers_.queue_depth() >= workers_.capacity()) {
+        http::fields retry;
+        retry.set(http::field::retry_after, std::to_string(settings_.retry_after.count()));
+        return reject(make_error(error_kind::unavailable, "the index is busy ingesting other uploads; retry shortly"),
+                      std::move(retry));
+    }
+
+    std::optional<std::string> boundary;
+    if (!raw) {
+        auto parsed = upload::boundary_from_content_type(request[http::field::content_type]);
+        if (!parsed) return reject(parsed.error());
+        boundary = std::move(*parsed);
+    }
+    auto target_file = spool_target::create(context_.blobs);
+    if (!target_file) {
+        spdlog::error("upload: {}", target_file.error().message);
+        return reject(target_file.error());
+    }
+
+    transport::body_plan plan;
+    plan.how = transport::body_plan::kind::stream;
+    plan.limit = settings_.max_upload_bytes;
+    if (raw) plan.sink = std::make_shared<raw_upload_sink>(std::move(*target_file));
+    else plan.sink = std::make_shared<form_upload_sink>(std::move(*target_file), *boundary);
+    return plan;
+}
+
+void upload_routes::handle(transport::incoming_request request, const http_target::request_target& target,
+                           const transport::responder& respond) {
+    const auto& header = request.header;
+    // plan() authenticated these headers; asking again gives the grant (the token may have
+    // been revoked meanwhile, which is right to honour).
+    auto presented = auth::parse_authorization(header[http::field::authorization]);
+    auto grant = presented ? tokens_.authenticate(presented->token) : result<auth::token_grant>(presented.error());
+    if (!grant) return respond(refuse(header, grant.error()));
+
+    ingest::ingest_options options;
+    options.uploaded_by = grant->name;
+    options.max_file_size = settings_.max_upload_bytes;
+    std::string filename;
+    storage::spool_file spool;
+
+    if (header.method() == http::verb::put) {
+        auto& sink = static_cast<raw_upload_sink&>(*request.sink);
+        filename = target.segments[3];
+        spool = sink.target().release();
+    } else {
+        auto& sink = static_cast<form_upload_sink&>(*request.sink);
+        const auto& form = sink.form();
+        if (const auto action = form.first_value(":action"); action && *action != "file_upload") {
+            return respond(refuse(header, invalid("':action' is '" + std::string(*action) +
+                                                  "'; this index takes only file_upload")));
+        }
+        if (const auto protocol = form.first_value("protocol_version"); protocol && *protocol != "1") {
+            return respond(refuse(header, invalid("protocol_version " + std::string(*protocol) +
+                                                  " is not supported; send 1")));
+        }
+        filename = form.content_filename();
+        options.expected.sha256 = digest_field(form, "sha256_digest");
+        options.expected.blake2_256 = digest_field(form, "blake2_256_digest");
+        options.expected.md5 = digest_field(form, "md5_digest");
+        if (auto allowed = check_project(*grant, filename); !allowed) return respond(refuse(header, allowed.error()));
+        spool = sink.target().release();
+    }
+    request.sink.reset();
+
+    auto job = [this, header = request.header, filename = std::move(filename), options = std::move(options),
+                spool = std::move(spool), respond, token = grant->name]() mutable {
+        auto ingested = ingester_.ingest_spool(std::move(spool), filename, options);
+        if (!ingested) {
+            if (ingested.error().kind == error_kind::internal) spdlog::error("upload: {}", ingested.error().message);
+            return respond(refuse(header, ingested.error()));
+        }
+        if (auto used = tokens_.mark_used(token); !used) spdlog::warn("token '{}': {}", token, used.error().message);
+        respond(accepted(header, *ingested));
+    };
+    concurrency::job work(std::move(job));
+    if (!workers_.try_submit(std::move(work))) {
+        http::fields retry;
+        retry.set(http::field::retry_after, std::to_string(settings_.retry_after.count()));
+        respond(refuse(request.header, make_error(error_kind::unavailable,
+                                                  "the index is busy ingesting other uploads; retry shortly"),
+                       std::move(retry)));
+    }
+}
+
+}  // namespace wheelhouse::app

@@ -1,0 +1,54 @@
+#include "wheelhouse/app/upload_sinks.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace wheelhouse::app {
+
+result<spool_target> spool_target::create(const storage::blob_store& store) {
+    auto spool = store.create_spool();
+    if (!spool) return spool.error();
+    transport::file_descriptor file{::open(spool->path().c_str(), O_WRONLY | O_CLOEXEC)};
+    if (!file) {
+        return make_error(error_kind::internal,
+                          "cannot open spool file " + spool->path().string() + ": " + std::strerror(errno));
+    }
+    return spool_target(std::move(spool).value(), std::move(file));
+}
+
+result<void> spool_target::append(std::span<const char> bytes) {
+    while (!bytes.empty()) {
+        const ssize_t written = ::write(file_.get(), bytes.data(), bytes.size());
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            const int code = errno;
+            return make_error(code == ENOSPC ? error_kind::unavailable : error_kind::internal,
+                              std::string("the server cannot store the upload: ") + std::strerror(code));
+        }
+        bytes = bytes.subspan(static_cast<std::size_t>(written));
+    }
+    return {};
+}
+
+storage::spool_file spool_target::release() {
+    file_.reset();
+    return std::move(spool_);
+}
+
+form_upload_sink::form_upload_sink(spool_target target, std::string_view boundary)
+    : target_(std::move(target)),
+      form_([this](std::span<const char> bytes) { return target_.append(bytes); }),
+      parser_(boundary, form_) {}
+
+result<void> form_upload_sink::finish() {
+    if (auto finished = parser_.finish(); !finished) return finished;
+    if (!form_.has_content()) {
+        return invalid("no 'content' part in the form: send the wheel as -F content=@file.whl");
+    }
+    return {};
+}
+
+}  // namespace wheelhouse::app
