@@ -9,8 +9,20 @@ int main(int argc, char** argv) {
     CLI::App app{"wheelhouse: a self-hosted Python package index for binary wheels"};
     app.set_version_flag("--version", WHEELHOUSE_VERSION);
     app.require_subcommand(1);
+    app.footer(R"(Typical use:
+  wheelhouse serve --data /srv/wheelhouse           serve pip, uv and twine on 127.0.0.1:8080
+  wheelhouse ingest --data /srv/wheelhouse dist/    add wheel files already on disk
+  wheelhouse inspect dist/*.whl                     check wheel filenames before uploading
+  pip install flash-attn --extra-index-url http://127.0.0.1:8080/simple/
+
+'wheelhouse COMMAND --help' explains each command.)");
     wheelhouse::cli::add_commands(app);
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& failure) {
+        // CLI11 prints the message (or the help); a usage error exits 2, as shells expect.
+        return app.exit(failure) == 0 ? 0 : 2;
+    }
     spdlog::shutdown();  // drains the asynchronous access log before the process ends
     return wheelhouse::cli::exit_status();
 }

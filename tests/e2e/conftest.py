@@ -14,7 +14,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from server_process import ServerProcess, wheelhouse_binary  # noqa: E402
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def wheelhouse_bin() -> pathlib.Path:
     binary = pathlib.Path(wheelhouse_binary())
     if not binary.exists():

@@ -6,14 +6,12 @@ and what wheelhouse computes. Where wheelhouse is deliberately stricter, the tab
 `packaging = accepts`; those rows are checked to be still accepted by packaging, so a stale
 claim fails here. Each wheel row holds what `wheelhouse inspect` should print for the file
 (normalized_name, normalized_version, build number and suffix, python/abi/platform tags), one
-filename per row, ready for a comparison with the binary.
+filename per row; test_inspect.py compares the binary's output with packaging row by row.
 """
 
 from __future__ import annotations
 
-import csv
 import itertools
-import pathlib
 
 import pytest
 
@@ -22,46 +20,7 @@ from packaging.tags import Tag  # noqa: E402
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename  # noqa: E402
 from packaging.version import InvalidVersion, Version  # noqa: E402
 
-DATA = pathlib.Path(__file__).resolve().parent.parent / "data"
-ESCAPES = {ord("t"): b"\t", ord("n"): b"\n", ord("r"): b"\r", ord("\\"): b"\\"}
-
-
-def unescape(field: str) -> str:
-    """The escapes of tests/data/README.md: \\t \\n \\r \\\\ and \\xHH, one byte of UTF-8."""
-    raw = field.encode("utf-8")
-    out = bytearray()
-    i = 0
-    while i < len(raw):
-        if raw[i] == ord("\\") and i + 1 < len(raw):
-            kind = raw[i + 1]
-            if kind == ord("x"):
-                out.append(int(raw[i + 2 : i + 4], 16))
-                i += 4
-                continue
-            if kind not in ESCAPES:
-                raise ValueError(f"unknown escape in a test table: {field!r}")
-            out += ESCAPES[kind]
-            i += 2
-            continue
-        out.append(raw[i])
-        i += 1
-    return out.decode("utf-8")
-
-
-def read_table(name: str) -> list[dict[str, str]]:
-    with open(DATA / name, encoding="utf-8", newline="") as table:
-        lines = (line for line in table if line.strip() and not line.startswith("#"))
-        reader = csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
-        rows = []
-        for row in reader:
-            assert None not in row and None not in row.values(), f"{name}: wrong field count in {row}"
-            rows.append({column: unescape(value) for column, value in row.items()})
-        return rows
-
-
-def row_id(text: str) -> str:
-    return text.encode("unicode_escape").decode("ascii")[:80] or "(empty)"
-
+from tables import read_table, row_id  # noqa: E402
 
 WHEELS = read_table("wheel_filenames.tsv")
 INVALID_WHEELS = read_table("invalid_wheel_filenames.tsv")

@@ -1,6 +1,7 @@
 #include "wheelhouse/cli/commands.hpp"
 
 #include "wheelhouse/cli/ingest_command.hpp"
+#include "wheelhouse/cli/inspect_command.hpp"
 #include "wheelhouse/cli/serve_command.hpp"
 #include "wheelhouse/cli/token_command.hpp"
 
@@ -12,6 +13,7 @@ int g_exit_status = 0;
 void add_commands(CLI::App& app) {
     add_serve_command(app);
     add_ingest_command(app);
+    add_inspect_command(app);
     add_token_command(app);
 }
 

@@ -1,0 +1,84 @@
+#include "wheelhouse/inspect/filename_report.hpp"
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/text/quoted.hpp"
+#include "wheelhouse/text/utf8.hpp"
+#include "wheelhouse/variants/build_variant.hpp"
+
+namespace wheelhouse::inspect {
+namespace {
+
+boost::json::array to_array(const std::vector<std::string>& tags) {
+    boost::json::array out;
+    out.reserve(tags.size());
+    for (const auto& tag : tags) out.emplace_back(tag);
+    return out;
+}
+
+// "path" goes right after "filename", where a reader looks for it.
+void add_path(boost::json::object& json, std::string_view path) {
+    boost::json::object ordered;
+    ordered.reserve(json.size() + 1);
+    for (auto& member : json) {
+        ordered.emplace(member.key(), std::move(member.value()));
+        if (member.key() == "filename") ordered.emplace("path", text::replace_invalid_utf8(path));
+    }
+    json = std::move(ordered);
+}
+
+}  // namespace
+
+boost::json::object describe(const pep427::wheel_filename& wheel) {
+    boost::json::object json;
+    json["filename"] = wheel.filename;
+    json["name"] = wheel.name;
+    json["normalized_name"] = wheel.normalized_name;
+    json["version"] = wheel.version_text;
+    json["normalized_version"] = wheel.version.to_string();
+    json["public_version"] = wheel.version.public_string();
+    if (const auto local = wheel.version.local_string(); !local.empty()) json["local"] = local;
+    else json["local"] = nullptr;
+    if (wheel.build) {
+        json["build"] = boost::json::object{
+            {"number", wheel.build->number}, {"suffix", wheel.build->suffix}, {"text", wheel.build->text}};
+    } else {
+        json["build"] = nullptr;
+    }
+    json["python_tags"] = to_array(wheel.python_tags);
+    json["abi_tags"] = to_array(wheel.abi_tags);
+    json["platform_tags"] = to_array(wheel.platform_tags);
+    json["variant"] = variants::to_json(variants::decode(wheel));
+    return json;
+}
+
+boost::json::object describe_error(std::string_view filename, const error& failure) {
+    return boost::json::object{{"filename", text::replace_invalid_utf8(filename)},
+                               {"error", text::replace_invalid_utf8(failure.message)}};
+}
+
+filename_report report(std::string_view argument) {
+    const auto slash = argument.rfind('/');
+    const std::string_view filename = slash == std::string_view::npos ? argument : argument.substr(slash + 1);
+
+    filename_report out;
+    if (filename.empty() && slash != std::string_view::npos) {
+        out.json = describe_error(
+            filename, invalid("the path " + text::quoted(argument) + " ends in '/': give a wheel file, not a directory"));
+    } else if (auto parsed = pep427::parse_wheel_filename(filename)) {
+        out.valid = true;
+        out.json = describe(*parsed);
+    } else {
+        out.json = describe_error(filename, parsed.error());
+    }
+    if (slash != std::string_view::npos) add_path(out.json, argument);
+    return out;
+}
+
+}  // namespace wheelhouse::inspect

@@ -1,0 +1,66 @@
+#include "wheelhouse/text/utf8.hpp"
+
+namespace wheelhouse::text {
+namespace {
+
+constexpr std::string_view replacement = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
+
+// The range a lead byte allows for the byte after it (the first continuation byte); it is
+// narrower than 80..BF where a wider one would allow overlong forms, surrogates or code points
+// past U+10FFFF. Table 3-7 of the Unicode Standard.
+struct lead_byte {
+    std::size_t length = 0;  // 0: not a lead byte
+    unsigned char second_low = 0x80;
+    unsigned char second_high = 0xBF;
+};
+
+lead_byte classify(unsigned char byte) noexcept {
+    if (byte >= 0xC2 && byte <= 0xDF) return {2, 0x80, 0xBF};
+    if (byte == 0xE0) return {3, 0xA0, 0xBF};
+    if (byte == 0xED) return {3, 0x80, 0x9F};
+    if (byte >= 0xE1 && byte <= 0xEF) return {3, 0x80, 0xBF};
+    if (byte == 0xF0) return {4, 0x90, 0xBF};
+    if (byte >= 0xF1 && byte <= 0xF3) return {4, 0x80, 0xBF};
+    if (byte == 0xF4) return {4, 0x80, 0x8F};
+    return {};
+}
+
+}  // namespace
+
+std::string replace_invalid_utf8(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size());
+    std::size_t i = 0;
+    while (i < bytes.size()) {
+        const auto byte = static_cast<unsigned char>(bytes[i]);
+        if (byte < 0x80) {
+            out += bytes[i++];
+            continue;
+        }
+        const lead_byte lead = classify(byte);
+        if (lead.length == 0) {
+            out += replacement;  // a continuation byte without its lead, or a byte UTF-8 never uses
+            ++i;
+            continue;
+        }
+        // How many bytes, from the lead byte on, begin a well-formed sequence.
+        std::size_t valid = 1;
+        while (valid < lead.length && i + valid < bytes.size()) {
+            const auto next = static_cast<unsigned char>(bytes[i + valid]);
+            const bool fits = valid == 1 ? (next >= lead.second_low && next <= lead.second_high)
+                                         : (next >= 0x80 && next <= 0xBF);
+            if (!fits) break;
+            ++valid;
+        }
+        if (valid == lead.length) {
+            out += bytes.substr(i, valid);
+            i += valid;
+        } else {
+            out += replacement;  // the maximal subpart of a cut-short sequence: one replacement
+            i += valid;
+        }
+    }
+    return out;
+}
+
+}  // namespace wheelhouse::text
