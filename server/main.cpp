@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   wheelhouse serve --data /srv/wheelhouse           serve pip, uv and twine on 127.0.0.1:8080
   wheelhouse ingest --data /srv/wheelhouse dist/    add wheel files already on disk
   wheelhouse inspect dist/*.whl                     check wheel filenames before uploading
+  wheelhouse token create --name ci --scope upload  a token for twine upload -u __token__ -p TOKEN
   pip install flash-attn --extra-index-url http://127.0.0.1:8080/simple/
 
 'wheelhouse COMMAND --help' explains each command.)");
