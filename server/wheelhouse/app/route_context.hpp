@@ -18,6 +18,7 @@ namespace wheelhouse::app {
 struct app_settings {
     std::chrono::seconds page_max_age{60};  // Cache-Control on simple pages
     std::string files_base = "/files/";     // where page links point for downloads
+    page_cache::options pages;               // how many variant indexes keep pages in memory
 };
 
 struct route_context {
