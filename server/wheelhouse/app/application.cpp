@@ -24,7 +24,7 @@ transport::outgoing_response method_not_allowed(const http::request_header<>& re
 }  // namespace
 
 application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings)
-    : settings_(std::move(settings)), context_{catalog, blobs, pages_, settings_} {
+    : settings_(std::move(settings)), pages_(settings_.pages), context_{catalog, blobs, pages_, settings_} {
     catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
 }
 
@@ -49,7 +49,11 @@ transport::outgoing_response application::route(const transport::incoming_reques
 
     if (first == "simple") {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
-        return serve_simple(context_, request, *target, "/simple/", 1);
+        return serve_simple(context_, request, *target, simple_index{"/simple/", 1, std::nullopt});
+    }
+    if (first == "variants") {
+        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
+        return serve_variant_simple(context_, request, *target);
     }
     if (first == "files") {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
