@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -212,5 +213,91 @@ TEST_CASE("server: variant pages are cached like /simple/ pages and follow the c
     SECTION("a deleted best fit gives way to the next best") {
         REQUIRE(server.catalog().delete_file(cu130_sm89, "admin"));
         CHECK(json_filenames(server.get(target + "?format=json")) == std::set{cu130});
+    }
+}
+
+TEST_CASE("server: the variant matrix API agrees with the pages it describes", "[server][variants][api]") {
+    test_server server;
+    fill(server);
+    const auto response = server.get("/api/v1/projects/flash-attn/variants");
+    REQUIRE(response.result_int() == 200);
+    CHECK(response[http::field::content_type] == "application/json");
+    const auto matrix = parse_json(response);
+    CHECK(matrix.at("name") == "flash-attn");
+    CHECK(matrix.at("display_name") == "flash_attn");
+    CHECK(matrix.at("axes").at("sm") == boost::json::array{"8.9", "12.0"});
+    CHECK(matrix.at("axes").at("cuda") == boost::json::array{"12", "12.8", "13.0"});
+    const auto& versions = matrix.at("versions").as_array();
+    REQUIRE(versions.size() == 1);
+    CHECK(versions[0].at("version") == "2.8.3");
+    const auto& builds = versions[0].at("builds").as_array();
+    REQUIRE(builds.size() == 5);
+
+    // /simple/'s "_variant" is the same decoding, file by file
+    const auto simple = parse_json(server.get("/simple/flash-attn/?format=json"));
+    std::map<std::string, boost::json::value> simple_variants;
+    for (const auto& file : simple.at("files").as_array())
+        simple_variants[std::string(file.at("filename").as_string())] = file.at("_variant");
+
+    std::set<std::string> reached_sm89;
+    for (const auto& item : builds) {
+        const auto& build = item.as_object();
+        const std::string filename(build.at("filename").as_string());
+        CAPTURE(filename);
+        CHECK(build.at("variant") == simple_variants.at(filename));
+        CHECK(server.get(std::string(build.at("url").as_string())).result_int() == 200);
+        const auto& selectors = build.at("selectors").as_array();
+        CHECK_FALSE(selectors.empty());
+        // each selector it names really lists it
+        for (const auto& selector : selectors) {
+            const std::string name(selector.as_string());
+            CAPTURE(name);
+            CHECK(json_filenames(server.get("/variants/" + name + "/simple/flash-attn/?format=json")).count(filename) == 1);
+            if (filename == cu130_sm89) reached_sm89.insert(name);
+        }
+    }
+    CHECK(reached_sm89 == std::set<std::string>{"cu130-torch2.10-sm89", "cu130-sm89", "torch2.10-sm89", "sm89"});
+
+    const auto pure = parse_json(server.get("/api/v1/projects/einops/variants"));
+    const auto& einops_build = pure.at("versions").at(0).at("builds").at(0);
+    CHECK(einops_build.at("variant") == boost::json::object{});
+    CHECK(einops_build.at("selectors") == boost::json::array{});
+
+    SECTION("names are looked up normalised; what is not there is 404") {
+        CHECK(server.get("/api/v1/projects/Flash_Attn/variants").body() == response.body());
+        CHECK(server.get("/api/v1/projects/flash-attn/variants/").body() == response.body());
+        struct row {
+            const char* target;
+            unsigned status;
+            const char* phrase;
+        };
+        const row table[] = {
+            {"/api/v1/projects/nonexistent/variants", 404, "no project named 'nonexistent'"},
+            {"/api/v1/projects/-bad-/variants", 404, "not a valid project name"},
+            {"/api/v1/projects/flash-attn", 404, "no such API route"},
+            {"/api/v1/projects/flash-attn/versions", 404, "no such API route"},
+            {"/api/v1/", 404, "no such API route"},
+            {"/api/v2/projects/flash-attn/variants", 404, "no such API route"},
+            {"/api", 404, "no such API route"},
+        };
+        for (const auto& [target, status, phrase] : table) {
+            CAPTURE(target);
+            const auto answer = server.get(target);
+            CHECK(answer.result_int() == status);
+            CHECK_THAT(answer.body(), Catch::Contains(phrase));
+        }
+        const auto post = server.request(http::verb::post, "/api/v1/projects/flash-attn/variants");
+        CHECK(post.result_int() == 405);
+        CHECK(post[http::field::allow] == "GET, HEAD");
+    }
+    SECTION("validators, and always current") {
+        const std::string etag(response[http::field::etag]);
+        CHECK(response[http::field::cache_control] == "no-cache");
+        CHECK(server.get("/api/v1/projects/flash-attn/variants", {{http::field::if_none_match, etag}}).result_int() == 304);
+        server.ingest(make_wheel("flash_attn", "2.8.2+cu128torch2.8"),
+                      "flash_attn-2.8.2+cu128torch2.8-cp312-cp312-linux_x86_64.whl");
+        const auto after = server.get("/api/v1/projects/flash-attn/variants", {{http::field::if_none_match, etag}});
+        CHECK(after.result_int() == 200);
+        CHECK(parse_json(after).at("versions").as_array().size() == 2);
     }
 }

@@ -5,45 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "wheelhouse/pep427/wheel_filename.hpp"
+#include "file_records.hpp"
 #include "wheelhouse/variants/variant_view.hpp"
 
 using namespace wheelhouse;
 using variants::parse_selector;
+using testing::file_records_for;
 
 namespace {
-
-// A catalog row as ingest makes it from a filename: what the view reads.
-catalog::file_record record(const std::string& filename) {
-    const auto wheel = pep427::parse_wheel_filename(filename);
-    REQUIRE(wheel);
-    catalog::file_record file;
-    file.project = wheel->normalized_name;
-    file.filename = filename;
-    file.version = wheel->version_text;
-    file.normalized_version = wheel->version.to_string();
-    file.local_label = wheel->version.local_string();
-    // The tags as written: the last three '-'-separated parts.
-    std::string stem = filename.substr(0, filename.size() - 4);
-    std::string tags[3];
-    for (int i = 2; i >= 0; --i) {
-        const auto dash = stem.rfind('-');
-        tags[i] = stem.substr(dash + 1);
-        stem.resize(dash);
-    }
-    file.python_tag = tags[0];
-    file.abi_tag = tags[1];
-    file.platform_tag = tags[2];
-    if (wheel->build) file.build_tag = wheel->build->text;
-    file.variant = variants::decode(*wheel);
-    return file;
-}
-
-std::vector<catalog::file_record> records(std::initializer_list<const char*> filenames) {
-    std::vector<catalog::file_record> out;
-    for (const char* name : filenames) out.push_back(record(name));
-    return out;
-}
 
 std::set<std::string> listed(const std::vector<catalog::file_record>& files, std::string_view selector_text) {
     const auto wanted = parse_selector(selector_text);
@@ -59,7 +28,7 @@ std::set<std::string> listed(const std::vector<catalog::file_record>& files, std
 // flash-attn as the issue describes it: several CUDA / torch / GPU builds of one release, the
 // upstream cu12 builds with both C++ ABIs, an older release, another Python, a pure wheel.
 const std::vector<catalog::file_record>& flash_attn() {
-    static const auto files = records({
+    static const auto files = file_records_for({
         "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl",
         "flash_attn-2.8.3+cu130torch2.10-cp312-cp312-linux_x86_64.whl",
         "flash_attn-2.8.3+cu130sm89torch2.10.0-cp312-cp312-linux_x86_64.whl",
@@ -138,7 +107,7 @@ TEST_CASE("variant view: one best fit per build slot, pure files always", "[vari
 
 TEST_CASE("variant view: ties go to the build pip would take, whatever the input order", "[variants][variant_view]") {
     // SageAttention's Linux builds carry torch and CUDA in the build tag: {torch}.{cuda}
-    auto sage = records({
+    auto sage = file_records_for({
         "sageattention-2.2.0-280.128-cp39-abi3-linux_x86_64.whl",
         "sageattention-2.2.0-280.129-cp39-abi3-linux_x86_64.whl",
         "sageattention-2.2.0-290.130-cp39-abi3-linux_x86_64.whl",
@@ -156,7 +125,7 @@ TEST_CASE("variant view: ties go to the build pip would take, whatever the input
     }
 
     // woct0rdho's Windows builds: a torch lower bound and a post release in the label
-    auto windows = records({
+    auto windows = file_records_for({
         "sageattention-2.2.0+cu128torch2.8.0andhigher.post3-cp39-abi3-win_amd64.whl",
         "sageattention-2.2.0+cu128torch2.9.0andhigher.post4-cp39-abi3-win_amd64.whl",
         "sageattention-2.2.0+cu130torch2.9.0andhigher.post4-cp39-abi3-win_amd64.whl",
@@ -173,7 +142,7 @@ TEST_CASE("variant view: ties go to the build pip would take, whatever the input
     }
 
     // rebuilds of one variant under plain build numbers: the later build, as pip would
-    const auto rebuilt = records({
+    const auto rebuilt = file_records_for({
         "nunchaku-1.0.0+torch2.10-1-cp312-cp312-linux_x86_64.whl",
         "nunchaku-1.0.0+torch2.10-2-cp312-cp312-linux_x86_64.whl",
         "nunchaku-1.0.0+torch2.9-2-cp312-cp312-linux_x86_64.whl",

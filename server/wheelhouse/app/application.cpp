@@ -1,5 +1,6 @@
 #include "wheelhouse/app/application.hpp"
 
+#include "wheelhouse/app/api_routes.hpp"
 #include "wheelhouse/app/file_routes.hpp"
 #include "wheelhouse/app/simple_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -59,6 +60,7 @@ transport::outgoing_response application::route(const transport::incoming_reques
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
         return serve_file(context_, request, *target);
     }
+    if (first == "api") return serve_api(context_, request, *target);
     if (first == "healthz" && segments.size() == 1) {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
         return make_text_response(request, http::status::ok, "serving");
