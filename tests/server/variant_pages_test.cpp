@@ -130,6 +130,7 @@ TEST_CASE("server: variant index addresses have one spelling; bad selectors say 
         {"/variants/sm89-cu130-torch2.10/simple/Flash_Attn/?format=json", 301,
          "/variants/cu130-torch2.10-sm89/simple/Flash_Attn/?format=json"},
         {"/variants/CPU/simple/", 301, "/variants/cpu/simple/"},
+        {"/%76ariants/torch2.10%2Dcu130/simple/einops/", 301, "/variants/cu130-torch2.10/simple/einops/"},
         {"/variants/cxx11abiTRUE-cu12/simple/", 301, "/variants/cu12-cxx11abi1/simple/"},
         {"/variants/cu130", 301, "/variants/cu130/simple/"},
         {"/variants/cu130/", 301, "/variants/cu130/simple/"},

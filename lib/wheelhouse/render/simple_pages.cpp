@@ -53,7 +53,6 @@ std::vector<std::string> distinct_versions(const std::vector<ordered_file>& orde
     return versions;
 }
 
-
 void append_html_head(std::string& out) {
     out += "<!DOCTYPE html>\n<html>\n  <head>\n    <meta name=\"pypi:repository-version\" content=\"";
     out += repository_version;

@@ -136,7 +136,7 @@ transport::outgoing_response serve_variant_simple(const route_context& context, 
         // along as written; a project name that needs it is normalised by the next hop.
         std::string_view path = request.target();
         path = path.substr(0, path.find('?'));
-        const auto after_selector = path.find('/', std::string_view("/variants/").size());
+        const auto after_selector = path.find('/', path.find('/', 1) + 1);  // the first two segments may be escaped
         return redirect_permanently(request, "/variants/" + canonical + std::string(path.substr(after_selector)));
     }
     return serve_simple(context, request, target, simple_index{std::move(base), 3, std::move(selector).value()});
