@@ -40,6 +40,7 @@ public:
     catalog::catalog& catalog() { return *catalog_; }
     const storage::blob_store& blobs() const { return *blobs_; }
     const std::filesystem::path& data() const { return data_.path(); }
+    app::page_cache& pages() { return application_->pages(); }
 
     // Puts a wheel into the catalog the way uploads and `wheelhouse ingest` do.
     catalog::file_record ingest(std::string_view bytes, std::string_view filename);

@@ -124,3 +124,31 @@ TEST_CASE("variants: the most specific fit scores highest", "[variants][selector
     CHECK(speaks_to_machine(decode_local_label("cu130")));
     CHECK_FALSE(speaks_to_machine(decode_local_label("g1a2b3c4d")));
 }
+
+TEST_CASE("variants: a build that pins what the selector leaves open loses to one that does not",
+          "[variants][selector]") {
+    struct row {
+        const char* selector;
+        const char* better;
+        const char* worse;
+    };
+    const row table[] = {
+        // an sm89 build would reach every GPU that asked only for CUDA and torch
+        {"cu130-torch2.10", "cu130torch2.10", "cu130sm89torch2.10.0"},
+        {"cu130-torch2.10", "cu130torch2.10", "cu130sm120torch2.10.0"},
+        {"cu130", "cu130", "cu130sm89"},
+        // nunchaku's torch-only labels beside a CUDA-pinned one
+        {"torch2.10", "torch2.10", "cu130torch2.10"},
+        // what the user asked for still counts first
+        {"cu130-torch2.10-sm89", "cu130sm89torch2.10.0", "cu130torch2.10"},
+        {"cu130-sm89", "cu130sm89torch2.10.0", "cu130"},
+        {"cu128-cxx11abi1", "cu128torch2.8cxx11abitrue", "cu128"},
+    };
+    for (const auto& [selector_text, better, worse] : table) {
+        CAPTURE(selector_text, better, worse);
+        const auto want = parsed(selector_text);
+        REQUIRE(satisfies(decode_local_label(better), want));
+        REQUIRE(satisfies(decode_local_label(worse), want));
+        CHECK(specificity(decode_local_label(better), want) > specificity(decode_local_label(worse), want));
+    }
+}

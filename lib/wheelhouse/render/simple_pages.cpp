@@ -53,16 +53,6 @@ std::vector<std::string> distinct_versions(const std::vector<ordered_file>& orde
     return versions;
 }
 
-std::string file_url(const catalog::file_record& file, const link_options& links) {
-    if (links.remote_files_direct && file.mode != catalog::download_mode::local && file.remote_url)
-        return *file.remote_url;
-    std::string url = links.files_base;
-    url += file.sha256;
-    url.push_back('/');
-    append_percent_encoded_segment(url, file.filename);
-    return url;
-}
-
 void append_html_head(std::string& out) {
     out += "<!DOCTYPE html>\n<html>\n  <head>\n    <meta name=\"pypi:repository-version\" content=\"";
     out += repository_version;
@@ -82,6 +72,16 @@ json::object meta_json() {
 }
 
 }  // namespace
+
+std::string file_url(const catalog::file_record& file, const link_options& links) {
+    if (links.remote_files_direct && file.mode != catalog::download_mode::local && file.remote_url)
+        return *file.remote_url;
+    std::string url = links.files_base;
+    url += file.sha256;
+    url.push_back('/');
+    append_percent_encoded_segment(url, file.filename);
+    return url;
+}
 
 std::string_view status_name(catalog::project_status status) noexcept {
     switch (status) {

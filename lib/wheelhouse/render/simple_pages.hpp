@@ -25,6 +25,10 @@ struct link_options {
     bool remote_files_direct = false;
 };
 
+// Where `file` downloads from: files_base + "<sha256>/<percent-encoded filename>", or its
+// remote URL when links.remote_files_direct says so.
+std::string file_url(const catalog::file_record& file, const link_options& links);
+
 std::string project_list_html(std::span<const project_listing> projects);
 std::string project_list_json(std::span<const project_listing> projects);
 

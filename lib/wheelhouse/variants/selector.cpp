@@ -183,10 +183,13 @@ bool satisfies(const build_variant& file, const selector& wanted) noexcept {
 int specificity(const build_variant& file, const selector& wanted) noexcept {
     const auto& want = wanted.constraints;
     int score = 0;
-    // A dimension the file pins down that the user asked about counts most; within it, a
-    // more precise version ("2.10.0" over "2.10", "13.0" over "13") breaks ties.
+    // A dimension the file pins down that the user asked about counts most. One the file pins
+    // that the user left open costs: such a file fits only the machines that happen to match
+    // it, so a build for every GPU is the better answer to "cu130-torch2.10" than an sm89 one.
+    // Within a dimension, a more precise version ("2.10.0" over "2.10") breaks ties.
     auto dimension = [&](bool file_has, bool wanted_has, int file_precision) {
-        if (file_has && wanted_has) score += 100 + file_precision;
+        if (file_has && wanted_has) score += 1000 + file_precision;
+        else if (file_has) score -= 100;
     };
     dimension(file.cuda.has_value(), want.cuda.has_value(), precision(file.cuda));
     dimension(file.rocm.has_value(), want.rocm.has_value(), precision(file.rocm));

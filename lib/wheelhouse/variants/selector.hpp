@@ -34,8 +34,10 @@ bool speaks_to_machine(const build_variant& variant) noexcept;
 // several SM archs meets any of them; accelerators (CUDA, ROCm, CPU, XPU) exclude each other.
 bool satisfies(const build_variant& file, const selector& wanted) noexcept;
 
-// How closely a fitting file matches: higher is more specific. Used to keep one best fit
-// among files that differ only in their local label.
+// How closely a fitting file matches: higher is better. Each constraint the file meets by
+// name counts, each machine property it pins that the selector leaves open counts against it,
+// and precision breaks ties. Used to keep one best fit among files that differ only in their
+// local label.
 int specificity(const build_variant& file, const selector& wanted) noexcept;
 
 }  // namespace wheelhouse::variants

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/app/api_routes.hpp"
 #include "wheelhouse/app/file_routes.hpp"
 #include "wheelhouse/app/simple_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -27,6 +28,7 @@ transport::outgoing_response method_not_allowed(const http::request_header<>& re
 
 application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings)
     : settings_(std::move(settings)),
+      pages_(settings_.pages),
       context_{catalog, blobs, pages_, settings_},
       tokens_(catalog),
       ingest_workers_(std::max(1u, settings_.ingest_workers), settings_.ingest_queue,
@@ -67,7 +69,11 @@ transport::outgoing_response application::route(const transport::incoming_reques
 
     if (first == "simple") {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
-        return serve_simple(context_, request, *target, "/simple/", 1);
+        return serve_simple(context_, request, *target, simple_index{"/simple/", 1, std::nullopt});
+    }
+    if (first == "variants") {
+        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
+        return serve_variant_simple(context_, request, *target);
     }
     if (first == "files") {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
@@ -76,6 +82,7 @@ transport::outgoing_response application::route(const transport::incoming_reques
     if (first == "legacy" || (first == "api" && segments.size() >= 3 && segments[2] == "files")) {
         return method_not_allowed(request, first == "legacy" ? "POST" : "PUT");
     }
+    if (first == "api") return serve_api(context_, request, *target);
     if (first == "healthz" && segments.size() == 1) {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
         return make_text_response(request, http::status::ok, "serving");

@@ -1,5 +1,7 @@
 #include "wheelhouse/app/page_cache.hpp"
 
+#include <iterator>
+#include <mutex>
 
 #include <openssl/evp.h>
 
@@ -19,24 +21,35 @@ std::string entity_tag_for(std::string_view body) {
     return tag;
 }
 
-std::string page_cache::flatten(const page_key& key) {
-    std::string flat;
-    flat.reserve(key.scope.size() + key.project.size() + 3);
-    flat.push_back(key.format == pep691::page_format::json ? 'j' : 'h');
-    flat += key.scope;
-    flat.push_back('\0');
-    flat += key.project;
-    return flat;
+struct page_cache::scope_pages {
+    std::unordered_map<std::string, rendered_page> pages;  // by page_name()
+    std::atomic<std::uint64_t> last_used{0};
+};
+
+page_cache::page_cache(const options& settings) : options_(settings) {}
+page_cache::~page_cache() = default;
+
+std::string page_cache::page_name(pep691::page_format format, std::string_view project) {
+    std::string name;
+    name.reserve(project.size() + 1);
+    name.push_back(format == pep691::page_format::json ? 'j' : 'h');
+    name += project;
+    return name;
 }
 
 result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& key, const renderer& render) {
-    const auto flat = flatten(key);
+    const auto name = page_name(key.format, key.project);
+    const bool variant = !key.scope.empty();
     std::uint64_t generation_before = 0;
     {
         std::shared_lock lock(mutex_);
-        if (auto found = pages_.find(flat); found != pages_.end()) {
-            hits_.fetch_add(1, std::memory_order_relaxed);
-            return std::optional(found->second);
+        if (auto scope = scopes_.find(key.scope); scope != scopes_.end()) {
+            if (auto found = scope->second->pages.find(name); found != scope->second->pages.end()) {
+                hits_.fetch_add(1, std::memory_order_relaxed);
+                if (variant) scope->second->last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1,
+                                                           std::memory_order_relaxed);
+                return std::optional(found->second);
+            }
         }
         generation_before = generation_;
     }
@@ -48,40 +61,76 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
     page.etag = entity_tag_for(*page.body);
 
     std::unique_lock lock(mutex_);
-    if (generation_ == generation_before && !pages_.contains(flat)) {
+    if (generation_ != generation_before || (variant && options_.max_variant_scopes == 0)) return std::optional(page);
+    auto [slot, created] = scopes_.try_emplace(key.scope);
+    if (created) slot->second = std::make_unique<scope_pages>();
+    auto& scope = *slot->second;
+    if (scope.pages.try_emplace(name, page).second) {
+        ++entries_;
         bytes_ += page.body->size();
-        pages_.emplace(flat, page);
-        keys_by_project_.emplace(key.project, flat);
+    }
+    if (variant) {
+        scope.last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        const std::size_t kept_variant_scopes = scopes_.size() - (scopes_.contains("") ? 1 : 0);
+        if (created && kept_variant_scopes > options_.max_variant_scopes) drop_least_recent_variant_scope(&scope);
     }
     return std::optional(std::move(page));
+}
+
+void page_cache::drop_least_recent_variant_scope(const scope_pages* keep) {
+    auto oldest = scopes_.end();
+    for (auto it = scopes_.begin(); it != scopes_.end(); ++it) {
+        if (it->first.empty() || it->second.get() == keep) continue;
+        if (oldest == scopes_.end() || it->second->last_used.load(std::memory_order_relaxed) <
+                                           oldest->second->last_used.load(std::memory_order_relaxed))
+            oldest = it;
+    }
+    if (oldest == scopes_.end()) return;
+    for (const auto& [name, page] : oldest->second->pages) bytes_ -= page.body->size();
+    entries_ -= oldest->second->pages.size();
+    scopes_.erase(oldest);
+    ++scopes_dropped_;
+}
+
+void page_cache::erase_page(scope_pages& scope, const std::string& name) {
+    if (auto page = scope.pages.find(name); page != scope.pages.end()) {
+        bytes_ -= page->second.body->size();
+        --entries_;
+        scope.pages.erase(page);
+    }
 }
 
 void page_cache::invalidate_project(std::string_view project) {
     std::unique_lock lock(mutex_);
     ++generation_;
-    for (const std::string& owner : {std::string(project), std::string()}) {
-        auto [first, last] = keys_by_project_.equal_range(owner);
-        for (auto it = first; it != last; ++it) {
-            if (auto page = pages_.find(it->second); page != pages_.end()) {
-                bytes_ -= page->second.body->size();
-                pages_.erase(page);
-            }
+    for (auto it = scopes_.begin(); it != scopes_.end();) {
+        auto& scope = *it->second;
+        for (const auto format : {pep691::page_format::html, pep691::page_format::json}) {
+            erase_page(scope, page_name(format, project));
+            erase_page(scope, page_name(format, ""));
         }
-        keys_by_project_.erase(owner);
+        it = scope.pages.empty() ? scopes_.erase(it) : std::next(it);
     }
 }
 
 void page_cache::clear() {
     std::unique_lock lock(mutex_);
     ++generation_;
-    pages_.clear();
-    keys_by_project_.clear();
+    scopes_.clear();
+    entries_ = 0;
     bytes_ = 0;
 }
 
 page_cache::statistics page_cache::stats() const {
     std::shared_lock lock(mutex_);
-    return {hits_.load(std::memory_order_relaxed), misses_.load(std::memory_order_relaxed), pages_.size(), bytes_};
+    statistics out;
+    out.hits = hits_.load(std::memory_order_relaxed);
+    out.misses = misses_.load(std::memory_order_relaxed);
+    out.entries = entries_;
+    out.bytes = bytes_;
+    out.variant_scopes = scopes_.size() - (scopes_.contains("") ? 1 : 0);
+    out.variant_scopes_dropped = scopes_dropped_;
+    return out;
 }
 
 }  // namespace wheelhouse::app

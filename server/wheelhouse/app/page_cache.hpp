@@ -1,12 +1,15 @@
 #pragma once
 // Rendered simple-API pages kept in memory, so a page hit does no SQL and no rendering.
 // Entries are dropped when the catalog changes the project they show.
+//
+// Pages live in scopes: "" for /simple/, one per canonical selector for /variants/<s>/simple/.
+// Anyone can name a new valid selector, so the variant scopes kept are capped: past the cap the
+// scope least recently used is dropped whole. /simple/ is never dropped.
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -32,13 +35,21 @@ struct page_key {
 // Thread safety: every member may be called from any thread.
 class page_cache {
 public:
+    struct options {
+        std::size_t max_variant_scopes = 64;
+    };
+    page_cache() : page_cache(options{}) {}
+    explicit page_cache(const options& settings);
+    ~page_cache();
+
     // Returns the cached page, or renders it with `render` (which may find nothing, e.g. for
     // an unknown project, or fail: nothing is cached then) and keeps it, unless the catalog
     // changed while it rendered, so a stale page is never stored.
     using renderer = std::function<result<std::optional<std::string>>()>;
     result<std::optional<rendered_page>> get_or_render(const page_key& key, const renderer& render);
 
-    // A project's pages and every project list (whose contents may have changed with it).
+    // A project's pages in every scope, and every project list (whose contents may have changed
+    // with it).
     void invalidate_project(std::string_view project);
     void clear();
 
@@ -47,17 +58,26 @@ public:
         std::uint64_t misses = 0;
         std::size_t entries = 0;
         std::size_t bytes = 0;
+        std::size_t variant_scopes = 0;           // kept now
+        std::uint64_t variant_scopes_dropped = 0;  // to stay within the cap, since start
     };
     statistics stats() const;
 
 private:
-    static std::string flatten(const page_key& key);
+    struct scope_pages;
+    static std::string page_name(pep691::page_format format, std::string_view project);
+    void drop_least_recent_variant_scope(const scope_pages* keep);
+    void erase_page(scope_pages& scope, const std::string& name);
 
+    const options options_;
     mutable std::shared_mutex mutex_;
-    std::unordered_map<std::string, rendered_page> pages_;
-    std::unordered_multimap<std::string, std::string> keys_by_project_;  // project -> flattened keys
+    std::unordered_map<std::string, std::unique_ptr<scope_pages>> scopes_;
     std::uint64_t generation_ = 0;
+    std::size_t entries_ = 0;
     std::size_t bytes_ = 0;
+    std::uint64_t scopes_dropped_ = 0;
+    // Stamps each variant scope's use; a hit only bumps it, under the shared lock.
+    mutable std::atomic<std::uint64_t> clock_{0};
     mutable std::atomic<std::uint64_t> hits_{0};
     mutable std::atomic<std::uint64_t> misses_{0};
 };

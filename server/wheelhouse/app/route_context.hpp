@@ -23,6 +23,7 @@ struct app_settings {
     std::uint64_t max_upload_bytes = 4ull << 30;
     unsigned ingest_workers = 2;            // validation, hashing and catalog writes
     std::size_t ingest_queue = 16;          // uploads waiting for a worker before 503
+    page_cache::options pages;              // how many variant indexes keep pages in memory
 };
 
 struct route_context {

@@ -3,14 +3,14 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
+#include "wheelhouse/app/error_response.hpp"
 #include "wheelhouse/app/page_response.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/pep691/negotiation.hpp"
 #include "wheelhouse/render/simple_pages.hpp"
 #include "wheelhouse/transport/responses.hpp"
+#include "wheelhouse/variants/variant_view.hpp"
 
 namespace wheelhouse::app {
 namespace {
@@ -29,29 +29,34 @@ rendered render_project_list(const route_context& context, pep691::page_format f
                                                              : render::project_list_html(listing));
 }
 
-rendered render_project(const route_context& context, const std::string& name, pep691::page_format format) {
-    const auto found = context.catalog.files_of_project(name);
+rendered render_project(const route_context& context, const std::string& name, const simple_index& index,
+                        pep691::page_format format) {
+    auto found = context.catalog.files_of_project(name);
     if (!found) return found.error();
     if (!*found) return std::optional<std::string>();
-    const auto& [project, files] = **found;
+    auto& [project, files] = **found;
+    if (index.selector) {
+        std::vector<catalog::file_record> listed;
+        for (const auto position : variants::listed_files(files, *index.selector))
+            listed.push_back(std::move(files[position]));
+        files = std::move(listed);
+    }
     render::link_options links;
     links.files_base = context.settings.files_base;
     return std::optional(format == pep691::page_format::json ? render::project_page_json(project, files, links)
                                                              : render::project_page_html(project, files, links));
 }
 
-transport::outgoing_response internal_error(const http::request_header<>& request, const error& failure) {
-    spdlog::error("{} {}: {}", request.method_string(), request.target(), failure.message);
-    return make_text_response(request, http::status::internal_server_error,
-                              "the index could not read its catalog; the administrator has the details in the log");
-}
+constexpr std::string_view variant_index_form =
+    "variant indexes are at /variants/<selector>/simple/, as /variants/cu130-torch2.10/simple/";
 
 }  // namespace
 
 transport::outgoing_response serve_simple(const route_context& context, const http::request_header<>& request,
-                                          const http_target::request_target& target, std::string_view prefix,
-                                          std::size_t first_segment) {
+                                          const http_target::request_target& target, const simple_index& index) {
     const auto& segments = target.segments;
+    const std::size_t first_segment = index.first_segment;
+    const std::string_view prefix = index.prefix;
     const std::size_t rest = segments.size() - first_segment;
     if (rest == 0) return redirect_permanently(request, std::string(prefix));
 
@@ -82,10 +87,12 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
     const bool vary_accept = !target.query_value("format").has_value();
 
     if (rest == 1 && segments[first_segment].empty()) {
+        // Every index lists every project (a variant page may hold only its pure files), so
+        // they share one list, kept in the /simple/ scope; its links are relative.
         const auto page = context.pages.get_or_render({"", "", choice->format}, [&] {
             return render_project_list(context, choice->format);
         });
-        if (!page) return internal_error(request, page.error());
+        if (!page) return error_response(request, page.error());
         return respond_with_page(request, **page, choice->content_type, cache_control, vary_accept);
     }
 
@@ -99,15 +106,40 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
     if (rest == 1 || normalized != requested)
         return redirect_permanently(request, std::string(prefix) + normalized + "/");
 
-    const auto page = context.pages.get_or_render({"", normalized, choice->format}, [&] {
-        return render_project(context, normalized, choice->format);
+    const std::string scope = index.selector ? index.selector->canonical() : std::string();
+    const auto page = context.pages.get_or_render({scope, normalized, choice->format}, [&] {
+        return render_project(context, normalized, index, choice->format);
     });
-    if (!page) return internal_error(request, page.error());
+    if (!page) return error_response(request, page.error());
     if (!*page) {
         return make_text_response(request, http::status::not_found,
                                   "no project named '" + normalized + "' in this index");
     }
     return respond_with_page(request, **page, choice->content_type, cache_control, vary_accept);
+}
+
+transport::outgoing_response serve_variant_simple(const route_context& context, const http::request_header<>& request,
+                                                  const http_target::request_target& target) {
+    const auto& segments = target.segments;  // "variants", selector, "simple", …
+    if (segments.size() < 2 || segments[1].empty())
+        return make_text_response(request, http::status::not_found, "no such page; " + std::string(variant_index_form));
+    auto selector = variants::parse_selector(segments[1]);
+    if (!selector) return error_response(request, selector.error());
+    const std::string canonical = selector->canonical();
+    std::string base = "/variants/" + canonical + "/simple/";
+    if (segments.size() == 2 || (segments.size() == 3 && segments[2].empty()))
+        return redirect_permanently(request, std::move(base));
+    if (segments[2] != "simple")
+        return make_text_response(request, http::status::not_found, "no such page; " + std::string(variant_index_form));
+    if (segments[1] != canonical) {
+        // One spelling per index keeps one cache scope per index. The rest of the path goes
+        // along as written; a project name that needs it is normalised by the next hop.
+        std::string_view path = request.target();
+        path = path.substr(0, path.find('?'));
+        const auto after_selector = path.find('/', path.find('/', 1) + 1);  // the first two segments may be escaped
+        return redirect_permanently(request, "/variants/" + canonical + std::string(path.substr(after_selector)));
+    }
+    return serve_simple(context, request, target, simple_index{std::move(base), 3, std::move(selector).value()});
 }
 
 }  // namespace wheelhouse::app

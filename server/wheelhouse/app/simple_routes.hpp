@@ -1,18 +1,33 @@
 #pragma once
-// GET /simple/ and /simple/<project>/ in HTML or JSON, from the page cache.
+// GET /simple/… and /variants/<selector>/simple/… in HTML or JSON, from the page cache.
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "wheelhouse/app/route_context.hpp"
 #include "wheelhouse/http/request_target.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
+#include "wheelhouse/variants/selector.hpp"
 
 namespace wheelhouse::app {
 
-// `path` is the target's segments after "simple"; `prefix` the path up to and including
-// "simple/" (for redirects). Thread safety: any I/O thread.
+// One index of simple pages. /simple/ shows every file; a variant index only what its selector
+// lists (variants::listed_files), and keeps its pages in the cache scope of its canonical name.
+struct simple_index {
+    std::string prefix;                          // the path up to and including "simple/"
+    std::size_t first_segment = 1;               // the target's first segment after "simple"
+    std::optional<variants::selector> selector;  // none for /simple/
+};
+
+// Thread safety: any I/O thread.
 transport::outgoing_response serve_simple(const route_context& context, const http::request_header<>& request,
-                                          const http_target::request_target& target, std::string_view prefix,
-                                          std::size_t first_segment);
+                                          const http_target::request_target& target, const simple_index& index);
+
+// /variants/<selector>/simple/…: 404 for an unknown selector word and 400 for a selector that
+// is malformed or contradicts itself (each with the reason), a 301 to the canonical spelling,
+// then serve_simple. Thread safety: any I/O thread.
+transport::outgoing_response serve_variant_simple(const route_context& context, const http::request_header<>& request,
+                                                  const http_target::request_target& target);
 
 }  // namespace wheelhouse::app

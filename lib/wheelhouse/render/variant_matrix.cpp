@@ -1,0 +1,179 @@
+#include "wheelhouse/render/variant_matrix.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "wheelhouse/pep440/version.hpp"
+#include "wheelhouse/variants/variant_view.hpp"
+
+namespace wheelhouse::render {
+namespace {
+
+namespace json = boost::json;
+
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+struct natural_order {
+    bool operator()(const std::string& a, const std::string& b) const noexcept { return natural_less(a, b); }
+};
+using axis = std::set<std::string, natural_order>;
+
+void add_members(axis& values, std::string_view members, char separator) {
+    while (!members.empty()) {
+        const auto end = members.find(separator);
+        values.emplace(members.substr(0, end));
+        if (end == std::string_view::npos) break;
+        members.remove_prefix(end + 1);
+    }
+}
+
+json::array to_array(const axis& values) {
+    json::array out;
+    for (const auto& value : values) out.emplace_back(value);
+    return out;
+}
+
+// One release of the project: versions that differ only in their local label.
+struct release_group {
+    std::optional<pep440::version> release;  // absent when the text does not parse (ingest refuses those)
+    std::string text;
+    std::vector<std::size_t> files;
+};
+
+bool newer_first(const release_group& a, const release_group& b) {
+    if (a.release && b.release) {
+        const auto order = pep440::compare(*a.release, *b.release);
+        if (order != 0) return order > 0;
+    } else if (a.release.has_value() != b.release.has_value()) {
+        return a.release.has_value();
+    }
+    return a.text > b.text;
+}
+
+}  // namespace
+
+bool natural_less(std::string_view a, std::string_view b) noexcept {
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        if (is_digit(a[i]) && is_digit(b[j])) {
+            const auto start_a = i, start_b = j;
+            while (i < a.size() && is_digit(a[i])) ++i;
+            while (j < b.size() && is_digit(b[j])) ++j;
+            auto run_a = a.substr(start_a, i - start_a);
+            auto run_b = b.substr(start_b, j - start_b);
+            while (run_a.size() > 1 && run_a.front() == '0') run_a.remove_prefix(1);
+            while (run_b.size() > 1 && run_b.front() == '0') run_b.remove_prefix(1);
+            if (run_a.size() != run_b.size()) return run_a.size() < run_b.size();
+            if (run_a != run_b) return run_a < run_b;
+            continue;
+        }
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i;
+        ++j;
+    }
+    if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+    return a < b;  // "09" and "9" differ only in zeros: text decides, so the order stays strict
+}
+
+std::string variant_matrix_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
+                                const link_options& links) {
+    const auto selectors = variants::reaching_selectors(files);
+
+    axis python, abi, platform, cuda, rocm, torch, sm;
+    std::set<bool> cxx11abi;
+    bool has_cuda = false, has_rocm = false, has_xpu = false, has_cpu = false;
+    std::vector<release_group> releases;
+    std::map<std::string, std::size_t> release_index;
+    for (std::size_t index = 0; index < files.size(); ++index) {
+        const auto& file = files[index];
+        add_members(python, file.python_tag, '.');
+        add_members(abi, file.abi_tag, '.');
+        add_members(platform, file.platform_tag, '.');
+        const auto& variant = file.variant;
+        if (variant.cuda) cuda.insert(*variant.cuda);
+        if (variant.rocm) rocm.insert(*variant.rocm);
+        if (variant.torch) torch.insert(*variant.torch);
+        if (variant.sm) add_members(sm, *variant.sm, ',');
+        if (variant.cxx11abi) cxx11abi.insert(*variant.cxx11abi);
+        has_cuda = has_cuda || variant.cuda.has_value();
+        has_rocm = has_rocm || variant.rocm.has_value();
+        has_xpu = has_xpu || variant.xpu;
+        has_cpu = has_cpu || variant.cpu;
+
+        std::string release_text = file.normalized_version.substr(0, file.normalized_version.find('+'));
+        auto [slot, inserted] = release_index.try_emplace(release_text, releases.size());
+        if (inserted) {
+            auto parsed = pep440::parse(release_text);
+            releases.push_back({parsed ? std::optional(std::move(*parsed)) : std::nullopt, std::move(release_text), {}});
+        }
+        releases[slot->second].files.push_back(index);
+    }
+    std::sort(releases.begin(), releases.end(), newer_first);
+
+    json::array versions;
+    versions.reserve(releases.size());
+    for (auto& group : releases) {
+        std::sort(group.files.begin(), group.files.end(),
+                  [&](std::size_t a, std::size_t b) { return files[a].filename < files[b].filename; });
+        json::array builds;
+        builds.reserve(group.files.size());
+        for (const auto index : group.files) {
+            const auto& file = files[index];
+            json::object build;
+            build["filename"] = file.filename;
+            build["version"] = file.normalized_version;
+            build["python_tag"] = file.python_tag;
+            build["abi_tag"] = file.abi_tag;
+            build["platform_tag"] = file.platform_tag;
+            if (file.build_tag) build["build_tag"] = *file.build_tag;
+            else build["build_tag"] = nullptr;
+            build["variant"] = variants::to_json(file.variant);
+            json::array reaching;
+            for (const auto& name : selectors[index]) reaching.emplace_back(name);
+            build["selectors"] = std::move(reaching);
+            build["sha256"] = file.sha256;
+            build["size"] = file.size;
+            build["url"] = file_url(file, links);
+            build["upload_time"] = iso8601_utc(file.upload_time_ms);
+            if (file.requires_python) build["requires_python"] = *file.requires_python;
+            else build["requires_python"] = nullptr;
+            if (file.yanked()) build["yanked"] = *file.yanked_reason;
+            else build["yanked"] = false;
+            builds.push_back(std::move(build));
+        }
+        versions.push_back(json::object{{"version", group.text}, {"builds", std::move(builds)}});
+    }
+
+    json::array abi_values;
+    for (const bool value : cxx11abi) abi_values.emplace_back(value);
+    json::array accelerators;
+    for (const auto& [present, name] : {std::pair{has_cuda, "cuda"}, std::pair{has_rocm, "rocm"},
+                                        std::pair{has_xpu, "xpu"}, std::pair{has_cpu, "cpu"}}) {
+        if (present) accelerators.emplace_back(name);
+    }
+    json::object axes;
+    axes["python"] = to_array(python);
+    axes["abi"] = to_array(abi);
+    axes["platform"] = to_array(platform);
+    axes["accelerator"] = std::move(accelerators);
+    axes["cuda"] = to_array(cuda);
+    axes["rocm"] = to_array(rocm);
+    axes["torch"] = to_array(torch);
+    axes["sm"] = to_array(sm);
+    axes["cxx11abi"] = std::move(abi_values);
+
+    json::object page;
+    page["name"] = project.name;
+    page["display_name"] = project.display_name;
+    page["status"] = status_name(project.status);
+    page["axes"] = std::move(axes);
+    page["versions"] = std::move(versions);
+    return json::serialize(page);
+}
+
+}  // namespace wheelhouse::render

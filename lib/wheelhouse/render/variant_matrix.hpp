@@ -1,0 +1,40 @@
+#pragma once
+// GET /api/v1/projects/<project>/variants: what builds a project has, laid out for a grid of
+// versions x Python x platform x variant, with the variant index selectors that reach each
+// build. Pure: the same rows always give the same bytes.
+//
+// {"name": "flash-attn", "display_name": "flash_attn", "status": "active",
+//  "axes": {"python": ["cp311", "cp312"], "abi": [...], "platform": [...], "cuda": ["12.8", "13.0"],
+//           "rocm": [], "torch": ["2.8", "2.10"], "sm": ["8.9", "12.0"], "cxx11abi": [false, true],
+//           "accelerator": ["cuda", "rocm", "xpu", "cpu"]},
+//  "versions": [{"version": "2.8.3", "builds": [
+//      {"filename": "...", "version": "2.8.3+cu130sm89torch2.10.0", "python_tag": "cp312",
+//       "abi_tag": "cp312", "platform_tag": "linux_x86_64", "build_tag": null,
+//       "variant": {"cuda": "13.0", "sm": "8.9", "torch": "2.10.0"},
+//       "selectors": ["cu130-torch2.10-sm89", "cu130-sm89", "torch2.10-sm89", "sm89"],
+//       "sha256": "...", "size": 123, "url": "/files/<sha256>/<filename>",
+//       "upload_time": "2025-07-01T12:00:00.000000Z", "requires_python": ">=3.9", "yanked": false}]}]}
+//
+// Versions are release versions (the local label is the variant's), newest first in PEP 440
+// order; builds within one by filename. Axis values are as variants::to_json writes them, each
+// once, in natural order ("cp39" before "cp312", "2.9" before "2.10"); compressed tag sets and
+// fat binaries ("8.0,9.0") count once for each member. "variant" is variants::to_json, the same
+// decoding /simple/'s "_variant" and `wheelhouse inspect` show.
+
+#include <span>
+#include <string>
+
+#include "wheelhouse/catalog/records.hpp"
+#include "wheelhouse/render/simple_pages.hpp"
+
+namespace wheelhouse::render {
+
+// Every file of the project, yanked ones and those of a quarantined project included: this is
+// the administrators' view.
+std::string variant_matrix_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
+                                const link_options& links);
+
+// "cp39" < "cp312", "2.9" < "2.10", "8.9" < "12.0": runs of digits compare as numbers.
+bool natural_less(std::string_view a, std::string_view b) noexcept;
+
+}  // namespace wheelhouse::render

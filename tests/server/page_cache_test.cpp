@@ -1,0 +1,128 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "wheelhouse/app/page_cache.hpp"
+
+using namespace wheelhouse;
+using app::page_cache;
+using app::page_key;
+using pep691::page_format;
+
+namespace {
+
+std::string body_of(const page_key& key) {
+    return key.scope + "/" + key.project + (key.format == page_format::json ? ".json" : ".html");
+}
+
+// Fetches `key`, rendering its body when it is not cached; returns whether it had to render.
+bool fetch(page_cache& cache, const page_key& key) {
+    bool rendered = false;
+    const auto page = cache.get_or_render(key, [&]() -> result<std::optional<std::string>> {
+        rendered = true;
+        return std::optional(body_of(key));
+    });
+    REQUIRE(page);
+    REQUIRE(*page);
+    CHECK(*(*page)->body == body_of(key));
+    return rendered;
+}
+
+page_key variant(std::string scope, std::string project = "flash-attn", page_format format = page_format::html) {
+    return {std::move(scope), std::move(project), format};
+}
+
+}  // namespace
+
+TEST_CASE("page cache: variant scopes past the cap drop the least recently used, never /simple/",
+          "[server][page_cache]") {
+    page_cache cache(page_cache::options{.max_variant_scopes = 3});
+    CHECK(fetch(cache, {"", "flash-attn", page_format::html}));
+    CHECK(fetch(cache, {"", "", page_format::json}));
+    CHECK(fetch(cache, variant("cu130")));
+    CHECK(fetch(cache, variant("cu130", "flash-attn", page_format::json)));
+    CHECK(fetch(cache, variant("cu128")));
+    CHECK(fetch(cache, variant("cpu")));
+    CHECK(cache.stats().variant_scopes == 3);
+    CHECK(cache.stats().entries == 6);
+
+    CHECK_FALSE(fetch(cache, variant("cu130")));  // cu130 is now the most recent; cu128 the least
+    CHECK(fetch(cache, variant("rocm6.4")));
+    auto stats = cache.stats();
+    CHECK(stats.variant_scopes == 3);
+    CHECK(stats.variant_scopes_dropped == 1);
+    CHECK(stats.entries == 6);
+    CHECK(stats.bytes == body_of({"", "flash-attn", page_format::html}).size() +
+                             body_of({"", "", page_format::json}).size() + body_of(variant("cu130")).size() +
+                             body_of(variant("cu130", "flash-attn", page_format::json)).size() +
+                             body_of(variant("cpu")).size() + body_of(variant("rocm6.4")).size());
+
+    CHECK(fetch(cache, variant("cu128")));  // dropped: rendered again, and cpu goes
+    CHECK_FALSE(fetch(cache, variant("cu130", "flash-attn", page_format::json)));
+    CHECK_FALSE(fetch(cache, variant("rocm6.4")));
+    CHECK(fetch(cache, variant("cpu")));
+    // /simple/ stayed through every drop
+    CHECK_FALSE(fetch(cache, {"", "flash-attn", page_format::html}));
+    CHECK_FALSE(fetch(cache, {"", "", page_format::json}));
+
+    // a stream of new selectors never grows the cache past the cap
+    for (int i = 0; i < 500; ++i) fetch(cache, variant("torch2." + std::to_string(i)));
+    stats = cache.stats();
+    CHECK(stats.variant_scopes == 3);
+    CHECK(stats.entries == 2 + 3);
+}
+
+TEST_CASE("page cache: a project's change drops its pages in every scope and every list", "[server][page_cache]") {
+    page_cache cache;
+    for (const std::string scope : {"", "cu130-torch2.10-sm89", "cpu"}) {
+        for (const auto format : {page_format::html, page_format::json}) {
+            fetch(cache, {scope, "flash-attn", format});
+            fetch(cache, {scope, "einops", format});
+            fetch(cache, {scope, "", format});
+        }
+    }
+    CHECK(cache.stats().entries == 18);
+    cache.invalidate_project("flash-attn");
+    CHECK(cache.stats().entries == 6);
+    for (const std::string scope : {"", "cu130-torch2.10-sm89", "cpu"}) {
+        for (const auto format : {page_format::html, page_format::json}) {
+            CAPTURE(scope);
+            CHECK(fetch(cache, {scope, "flash-attn", format}));
+            CHECK(fetch(cache, {scope, "", format}));
+            CHECK_FALSE(fetch(cache, {scope, "einops", format}));
+        }
+    }
+    cache.invalidate_project("einops");
+    cache.invalidate_project("flash-attn");
+    CHECK(cache.stats().entries == 0);
+    CHECK(cache.stats().bytes == 0);
+    CHECK(cache.stats().variant_scopes == 0);  // emptied scopes go too
+}
+
+TEST_CASE("page cache: nothing is kept for what was not found, failed, or went stale while rendering",
+          "[server][page_cache]") {
+    page_cache cache;
+    const auto missing = cache.get_or_render(variant("cu130", "nothing"),
+                                             []() -> result<std::optional<std::string>> { return std::optional<std::string>(); });
+    REQUIRE(missing);
+    CHECK_FALSE(*missing);
+    const auto failed = cache.get_or_render(variant("cu130"), []() -> result<std::optional<std::string>> {
+        return make_error(error_kind::internal, "disk on fire");
+    });
+    REQUIRE_FALSE(failed);
+    CHECK(failed.error().message == "disk on fire");
+    const auto stale = cache.get_or_render(variant("cu130"), [&]() -> result<std::optional<std::string>> {
+        cache.invalidate_project("flash-attn");  // the catalog changed while this page rendered
+        return std::optional<std::string>("old");
+    });
+    REQUIRE(stale);
+    CHECK(*(*stale)->body == "old");
+    CHECK(cache.stats().entries == 0);
+    CHECK(cache.stats().variant_scopes == 0);
+
+    page_cache uncached_variants(page_cache::options{.max_variant_scopes = 0});
+    CHECK(fetch(uncached_variants, variant("cu130")));
+    CHECK(fetch(uncached_variants, variant("cu130")));
+    CHECK(fetch(uncached_variants, {"", "flash-attn", page_format::html}));
+    CHECK_FALSE(fetch(uncached_variants, {"", "flash-attn", page_format::html}));
+}

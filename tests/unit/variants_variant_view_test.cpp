@@ -1,0 +1,210 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "file_records.hpp"
+#include "wheelhouse/variants/variant_view.hpp"
+
+using namespace wheelhouse;
+using variants::parse_selector;
+using testing::file_records_for;
+
+namespace {
+
+std::set<std::string> listed(const std::vector<catalog::file_record>& files, std::string_view selector_text) {
+    const auto wanted = parse_selector(selector_text);
+    REQUIRE(wanted);
+    const auto indices = variants::listed_files(files, *wanted);
+    CHECK(std::is_sorted(indices.begin(), indices.end()));
+    std::set<std::string> names;
+    for (const auto index : indices) names.insert(files.at(index).filename);
+    CHECK(names.size() == indices.size());
+    return names;
+}
+
+// flash-attn as the issue describes it: several CUDA / torch / GPU builds of one release, the
+// upstream cu12 builds with both C++ ABIs, an older release, another Python, a pure wheel.
+const std::vector<catalog::file_record>& flash_attn() {
+    static const auto files = file_records_for({
+        "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl",
+        "flash_attn-2.8.3+cu130torch2.10-cp312-cp312-linux_x86_64.whl",
+        "flash_attn-2.8.3+cu130sm89torch2.10.0-cp312-cp312-linux_x86_64.whl",
+        "flash_attn-2.8.3+cu130sm120torch2.10.0-cp312-cp312-linux_x86_64.whl",
+        "flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl",
+        "flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl",
+        "flash_attn-2.8.3+cu130torch2.10-cp311-cp311-linux_x86_64.whl",
+        "flash_attn-2.8.3+cu130torch2.10-cp312-cp312-win_amd64.whl",
+        "flash_attn-2.8.2+cu128torch2.8-cp312-cp312-linux_x86_64.whl",
+        "flash_attn-2.8.3-py3-none-any.whl",
+        "flash_attn-2.8.4.dev0+g1a2b3c4-py3-none-any.whl",
+    });
+    return files;
+}
+
+}  // namespace
+
+TEST_CASE("variant view: one best fit per build slot, pure files always", "[variants][variant_view]") {
+    const std::set<std::string> always = {"flash_attn-2.8.3-py3-none-any.whl",
+                                          "flash_attn-2.8.4.dev0+g1a2b3c4-py3-none-any.whl"};
+    struct row {
+        const char* selector;
+        std::set<std::string> expected;  // besides `always`
+    };
+    const row table[] = {
+        {"cu130-torch2.10-sm89",
+         {"flash_attn-2.8.3+cu130sm89torch2.10.0-cp312-cp312-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp311-cp311-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp312-cp312-win_amd64.whl"}},
+        {"cu130-torch2.10-sm120",
+         {"flash_attn-2.8.3+cu130sm120torch2.10.0-cp312-cp312-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp311-cp311-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp312-cp312-win_amd64.whl"}},
+        // a GPU with no build of its own gets the build for every GPU
+        {"cu130-torch2.10-sm90",
+         {"flash_attn-2.8.3+cu130torch2.10-cp312-cp312-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp311-cp311-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp312-cp312-win_amd64.whl"}},
+        // and so does whoever does not name a GPU: an sm89 build must not reach an sm120 card
+        {"cu130-torch2.10",
+         {"flash_attn-2.8.3+cu130torch2.10-cp312-cp312-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp311-cp311-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp312-cp312-win_amd64.whl"}},
+        {"cu130",
+         {"flash_attn-2.8.3+cu130torch2.10-cp312-cp312-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp311-cp311-linux_x86_64.whl",
+          "flash_attn-2.8.3+cu130torch2.10-cp312-cp312-win_amd64.whl"}},
+        // cu128 beats the CUDA-12-for-any-minor builds: it names the minor the user asked for
+        {"cu128",
+         {"flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl",
+          "flash_attn-2.8.2+cu128torch2.8-cp312-cp312-linux_x86_64.whl"}},
+        {"cu12",
+         {"flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl",
+          "flash_attn-2.8.2+cu128torch2.8-cp312-cp312-linux_x86_64.whl"}},
+        // asked for the ABI: the upstream build that names it wins
+        {"cu128-torch2.8-cxx11abi0",
+         {"flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl",
+          "flash_attn-2.8.2+cu128torch2.8-cp312-cp312-linux_x86_64.whl"}},
+        {"cu126-cxx11abi1",
+         {"flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"}},
+        {"torch2.8",
+         {"flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl",
+          "flash_attn-2.8.2+cu128torch2.8-cp312-cp312-linux_x86_64.whl"}},
+        {"torch2.9", {}},
+        {"cu118", {}},
+        {"cpu", {}},
+        {"rocm6.4", {}},
+    };
+    for (const auto& [selector_text, expected] : table) {
+        CAPTURE(selector_text);
+        auto want = expected;
+        want.insert(always.begin(), always.end());
+        CHECK(listed(flash_attn(), selector_text) == want);
+    }
+}
+
+TEST_CASE("variant view: ties go to the build pip would take, whatever the input order", "[variants][variant_view]") {
+    // SageAttention's Linux builds carry torch and CUDA in the build tag: {torch}.{cuda}
+    auto sage = file_records_for({
+        "sageattention-2.2.0-280.128-cp39-abi3-linux_x86_64.whl",
+        "sageattention-2.2.0-280.129-cp39-abi3-linux_x86_64.whl",
+        "sageattention-2.2.0-290.130-cp39-abi3-linux_x86_64.whl",
+        "sageattention-2.2.0-2100.130-cp39-abi3-linux_x86_64.whl",
+    });
+    for (int turn = 0; turn < 2; ++turn) {
+        CAPTURE(turn);
+        CHECK(listed(sage, "cu130-torch2.10") == std::set<std::string>{"sageattention-2.2.0-2100.130-cp39-abi3-linux_x86_64.whl"});
+        CHECK(listed(sage, "cu130-torch2.9") == std::set<std::string>{"sageattention-2.2.0-290.130-cp39-abi3-linux_x86_64.whl"});
+        CHECK(listed(sage, "cu128") == std::set<std::string>{"sageattention-2.2.0-280.128-cp39-abi3-linux_x86_64.whl"});
+        // 280.129 and 280.128 fit torch2.8 equally; pip would take the higher build tag
+        CHECK(listed(sage, "torch2.8") == std::set<std::string>{"sageattention-2.2.0-280.129-cp39-abi3-linux_x86_64.whl"});
+        CHECK(listed(sage, "cu126").empty());
+        std::reverse(sage.begin(), sage.end());
+    }
+
+    // woct0rdho's Windows builds: a torch lower bound and a post release in the label
+    auto windows = file_records_for({
+        "sageattention-2.2.0+cu128torch2.8.0andhigher.post3-cp39-abi3-win_amd64.whl",
+        "sageattention-2.2.0+cu128torch2.9.0andhigher.post4-cp39-abi3-win_amd64.whl",
+        "sageattention-2.2.0+cu130torch2.9.0andhigher.post4-cp39-abi3-win_amd64.whl",
+    });
+    for (int turn = 0; turn < 2; ++turn) {
+        CHECK(listed(windows, "cu128-torch2.8") ==
+              std::set<std::string>{"sageattention-2.2.0+cu128torch2.8.0andhigher.post3-cp39-abi3-win_amd64.whl"});
+        // both lower bounds fit torch 2.11; equal scores, and PEP 440 puts torch2.9.0 above torch2.8.0
+        CHECK(listed(windows, "cu128-torch2.11") ==
+              std::set<std::string>{"sageattention-2.2.0+cu128torch2.9.0andhigher.post4-cp39-abi3-win_amd64.whl"});
+        CHECK(listed(windows, "cu130-torch2.10") ==
+              std::set<std::string>{"sageattention-2.2.0+cu130torch2.9.0andhigher.post4-cp39-abi3-win_amd64.whl"});
+        std::reverse(windows.begin(), windows.end());
+    }
+
+    // rebuilds of one variant under plain build numbers: the later build, as pip would
+    const auto rebuilt = file_records_for({
+        "nunchaku-1.0.0+torch2.10-1-cp312-cp312-linux_x86_64.whl",
+        "nunchaku-1.0.0+torch2.10-2-cp312-cp312-linux_x86_64.whl",
+        "nunchaku-1.0.0+torch2.9-2-cp312-cp312-linux_x86_64.whl",
+    });
+    CHECK(listed(rebuilt, "torch2.10") == std::set<std::string>{"nunchaku-1.0.0+torch2.10-2-cp312-cp312-linux_x86_64.whl"});
+    CHECK(listed(rebuilt, "cu130-torch2.9") == std::set<std::string>{"nunchaku-1.0.0+torch2.9-2-cp312-cp312-linux_x86_64.whl"});
+}
+
+TEST_CASE("variant view: candidate selectors read back as themselves", "[variants][variant_view]") {
+    struct row {
+        const char* label;
+        std::vector<std::string> expected;
+    };
+    const row table[] = {
+        {"cu130sm89torch2.10.0",
+         {"cu130-torch2.10-sm89", "cu130-sm89", "cu130-torch2.10", "torch2.10-sm89", "cu130", "sm89", "torch2.10"}},
+        {"cu12torch2.8cxx11abiTRUE",
+         {"cu12-torch2.8-cxx11abi1", "cu12-cxx11abi1", "cu12-torch2.8", "torch2.8-cxx11abi1", "cu12", "cxx11abi1",
+          "torch2.8"}},
+        {"torch2.10", {"torch2.10"}},
+        {"rocm6.4", {"rocm6.4"}},
+        {"cpu", {"cpu"}},
+        {"cu130sm80.sm90", {"cu130-sm80", "cu130-sm90", "cu130", "sm80", "sm90"}},
+        {"g1a2b3c4", {}},
+        {"", {}},
+    };
+    for (const auto& [label, expected] : table) {
+        CAPTURE(label);
+        std::vector<std::string> names;
+        for (const auto& candidate : variants::candidate_selectors(variants::decode_local_label(label))) {
+            names.push_back(candidate.canonical());
+            const auto reparsed = parse_selector(names.back());
+            REQUIRE(reparsed);
+            CHECK(reparsed->constraints == candidate.constraints);
+        }
+        CHECK(names == expected);
+    }
+}
+
+TEST_CASE("variant view: the selectors that really reach each build", "[variants][variant_view]") {
+    const auto& files = flash_attn();
+    const auto reach = variants::reaching_selectors(files);
+    REQUIRE(reach.size() == files.size());
+    auto of = [&](std::string_view filename) {
+        const auto at = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.filename == filename; });
+        REQUIRE(at != files.end());
+        return reach[static_cast<std::size_t>(at - files.begin())];
+    };
+    // the sm89 build is only what asks for sm89: without it, the build for every GPU wins
+    CHECK(of("flash_attn-2.8.3+cu130sm89torch2.10.0-cp312-cp312-linux_x86_64.whl") ==
+          std::vector<std::string>{"cu130-torch2.10-sm89", "cu130-sm89", "torch2.10-sm89", "sm89"});
+    CHECK(of("flash_attn-2.8.3+cu130torch2.10-cp312-cp312-linux_x86_64.whl") ==
+          std::vector<std::string>{"cu130-torch2.10", "cu130", "torch2.10"});
+    // cu12 and torch2.8 alone are answered by the cu128 build, which names CUDA more precisely
+    CHECK(of("flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl") ==
+          std::vector<std::string>{"cu12-torch2.8-cxx11abi1", "cu12-cxx11abi1", "torch2.8-cxx11abi1", "cxx11abi1"});
+    CHECK(of("flash_attn-2.8.3-py3-none-any.whl").empty());
+    // every answer is true: the view of each selector lists the build
+    for (std::size_t index = 0; index < files.size(); ++index) {
+        for (const auto& name : reach[index]) {
+            CAPTURE(files[index].filename, name);
+            CHECK(listed(files, name).count(files[index].filename) == 1);
+        }
+    }
+}
