@@ -67,12 +67,13 @@ def proc_status(pid: int) -> dict[str, int]:
     return values
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used so far."""
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """User and system CPU time a process (all its threads) has used so far."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rpartition(")")[2].split()
     # Fields 14 and 15 of stat(5) (utime, stime); the split starts at field 3.
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    ticks = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / ticks, int(fields[12]) / ticks
 
 
 def children_of(pid: int) -> list[int]:
@@ -241,7 +242,7 @@ class Wheelhouse:
     def memory(self) -> dict[str, int]:
         return proc_status(self.process.pid)
 
-    def cpu(self) -> float:
+    def cpu(self) -> tuple[float, float]:
         return cpu_seconds(self.process.pid)
 
 
@@ -330,8 +331,9 @@ class Nginx:
                 total[key] += value
         return total
 
-    def cpu(self) -> float:
-        return sum(cpu_seconds(pid) for pid in [self.process.pid, *self.worker_pids()])
+    def cpu(self) -> tuple[float, float]:
+        times = [cpu_seconds(pid) for pid in [self.process.pid, *self.worker_pids()]]
+        return sum(user for user, _ in times), sum(system for _, system in times)
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
@@ -548,7 +550,10 @@ def benchmark(args: argparse.Namespace) -> dict:
                         cpu_before = meters[name].cpu()
                         run = run_wrk(url, FORMATS[page_format], args, args.duration,
                                       mix_script if scenario == "mix" else None)
-                        run["cpu_seconds"] = meters[name].cpu() - cpu_before
+                        cpu_after = meters[name].cpu()
+                        run["cpu_user_seconds"] = cpu_after[0] - cpu_before[0]
+                        run["cpu_system_seconds"] = cpu_after[1] - cpu_before[1]
+                        run["cpu_seconds"] = run["cpu_user_seconds"] + run["cpu_system_seconds"]
                         run["requests_per_cpu_second"] = run.get("requests", 0) / max(run["cpu_seconds"], 1e-9)
                         run["memory_kib"] = meters[name].memory()
                         run["load_average_after"] = load_average()
@@ -556,7 +561,8 @@ def benchmark(args: argparse.Namespace) -> dict:
                         bad = run["non_2xx_3xx"] + sum(run["socket_errors"].values())
                         print(f"  {label:<40} {name:<10} {run['requests_per_second']:>10,.0f} req/s  "
                               f"p99 {format_us(run['latency_p99_us']):>9}  "
-                              f"{run['requests_per_cpu_second']:>8,.0f} req/CPU-s  "
+                              f"{run['requests_per_cpu_second']:>8,.0f} req/CPU-s "
+                              f"({run['cpu_user_seconds'] / max(run['cpu_seconds'], 1e-9):.0%} user)  "
                               f"RSS {run['memory_kib']['VmRSS'] / 1024:6.1f} MB" +
                               (f"  ({bad} errors or non-2xx)" if bad else ""), flush=True)
                 nginx_run, wheelhouse_run = median_run(runs["nginx"]), median_run(runs["wheelhouse"])
