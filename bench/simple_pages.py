@@ -26,7 +26,6 @@ import re
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -90,6 +89,11 @@ def children_of(pid: int) -> list[int]:
 
 def load_average() -> list[float]:
     return [float(value) for value in pathlib.Path("/proc/loadavg").read_text().split()[:3]]
+
+
+def at_priority(nice: int):
+    """A preexec_fn that gives the child (and the threads and processes it starts) this nice value."""
+    return lambda: os.setpriority(os.PRIO_PROCESS, 0, nice)
 
 
 def run_text(*command: str) -> str:
@@ -159,14 +163,15 @@ end
 """
 
 
-def run_wrk(url: str, accept: str, args: argparse.Namespace, duration: float, script: pathlib.Path | None) -> dict:
-    command = ["wrk", f"-t{args.wrk_threads}", f"-c{args.connections}", f"-d{duration:g}s", "--latency",
+def run_wrk(url: str, accept: str, args: argparse.Namespace, duration: int, script: pathlib.Path | None) -> dict:
+    command = ["wrk", f"-t{args.wrk_threads}", f"-c{args.connections}", f"-d{duration}s", "--latency",
                "-H", f"Accept: {accept}"]
     if script:
         command += ["-s", str(script)]
     command.append(url)
     # wrk stops by itself after -d; the timeout only guards against a wedged wrk.
-    done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60,
+                          preexec_fn=at_priority(args.nice))
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
     parsed = parse_wrk(done.stdout)
@@ -180,10 +185,11 @@ def run_wrk(url: str, accept: str, args: argparse.Namespace, duration: float, sc
 class Wheelhouse:
     """`wheelhouse serve` on a free loopback port, timed from exec to its listening line."""
 
-    def __init__(self, binary: pathlib.Path, data: pathlib.Path, threads: int, log_path: pathlib.Path):
+    def __init__(self, binary: pathlib.Path, data: pathlib.Path, threads: int, log_path: pathlib.Path, nice: int):
         self.command = [str(binary), "serve", "--listen", "127.0.0.1:0", "--data", str(data), "--threads",
                         str(threads), "--access-log", "off"]
         self.log_path = log_path
+        self.nice = nice
         self.process: subprocess.Popen | None = None
         self.port = 0
         self.startup_listening_s = 0.0
@@ -191,7 +197,8 @@ class Wheelhouse:
 
     def start(self, timeout: float = 60.0) -> None:
         started = time.monotonic()
-        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        preexec_fn=at_priority(self.nice))
         log = open(self.log_path, "wb")
         deadline = started + timeout
         while True:
@@ -292,8 +299,9 @@ NGINX_SERVER = """    server {{
 class Nginx:
     """nginx in the foreground with its own prefix: one loopback port per page format."""
 
-    def __init__(self, prefix: pathlib.Path, workers: int, sites: dict[str, dict]):
+    def __init__(self, prefix: pathlib.Path, workers: int, sites: dict[str, dict], nice: int):
         self.prefix = prefix
+        self.nice = nice
         self.workers = workers
         self.sites = sites  # format -> {root, extension, content_type, cache_control, port}
         self.process: subprocess.Popen | None = None
@@ -308,7 +316,8 @@ class Nginx:
         # Running as root, nginx's workers would switch to nobody, who may not read the roots.
         if os.geteuid() == 0:
             command += ["-g", "user root;"]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        preexec_fn=at_priority(self.nice))
         deadline = time.monotonic() + timeout
         for site in self.sites.values():
             while True:
@@ -490,14 +499,14 @@ def benchmark(args: argparse.Namespace) -> dict:
     ingest_result = ingest(args, corpus, corpus_summary, data)
 
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="simple-pages-", dir=work))
-    server = Wheelhouse(args.binary, data, args.threads, scratch / "wheelhouse-stderr.log")
+    server = Wheelhouse(args.binary, data, args.threads, scratch / "wheelhouse-stderr.log", args.nice)
     nginx = None
     report: dict = {
         "setup": {
             "projects": args.projects, "wheels_per_project": args.wheels_per_project,
             "wheels": corpus_summary["wheels"], "server_threads": args.threads, "nginx_workers": args.threads,
             "wrk_threads": args.wrk_threads, "connections": args.connections, "duration_s": args.duration,
-            "rounds": args.rounds, "cores": os.cpu_count(), "nginx": run_text("nginx", "-v"),
+            "rounds": args.rounds, "nice": args.nice, "cores": os.cpu_count(), "nginx": run_text("nginx", "-v"),
             "wrk": run_text("wrk", "--version").splitlines()[0],
             "commit": run_text("git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"),
             "binary": str(args.binary), "load_average_before": load_average(),
@@ -524,7 +533,7 @@ def benchmark(args: argparse.Namespace) -> dict:
                                                  f"index.{site['extension']}").stat().st_size}
                            for fmt, site in sites.items()}
         report["rss_kib_after_fetching_every_page"] = server.memory()["VmRSS"]
-        nginx = Nginx(scratch / "nginx", args.threads, sites)
+        nginx = Nginx(scratch / "nginx", args.threads, sites, args.nice)
         nginx.start()
         check_nginx_serves_same_bytes(sites, ["/simple/"] + paths["mix"])
 
@@ -596,14 +605,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--projects", type=int, default=200)
     parser.add_argument("--wheels-per-project", type=int, default=25)
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds of each wrk run (default 10)")
-    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of warm-up per server and format")
+    parser.add_argument("--duration", type=int, default=10, help="seconds of each wrk run (default 10)")
+    parser.add_argument("--warmup", type=int, default=2, help="seconds of warm-up per server and format")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2,
                         help="wheelhouse serve --threads, and nginx worker_processes (default 2)")
     parser.add_argument("--wrk-threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=1,
                         help="runs per server and scenario; the table shows the median run")
+    parser.add_argument("--nice", type=int, default=0,
+                        help="nice value for wrk and both servers alike; below 0 (as root) shields the "
+                             "measurement from other work on the machine")
     parser.add_argument("--formats", default="json,html", help="page formats to load: json (pip's Accept), html")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--payload-bytes", type=int, default=2048)
@@ -637,7 +649,7 @@ def main() -> None:
     print()
     print(f"{setup['wheels']:,} wheels ({args.projects} projects x {args.wheels_per_project}); "
           f"wheelhouse --threads {setup['server_threads']}, nginx worker_processes {setup['nginx_workers']}, "
-          f"wrk -t{setup['wrk_threads']} -c{setup['connections']} -d{setup['duration_s']:g}s, "
+          f"wrk -t{setup['wrk_threads']} -c{setup['connections']} -d{setup['duration_s']:g}s, nice {setup['nice']}, "
           f"{setup['cores']} cores shared by all; load average {setup['load_average_before'][0]:.1f} before, "
           f"{setup['load_average_after'][0]:.1f} after")
     ingest_result = report["ingest"]
