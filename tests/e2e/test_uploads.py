@@ -198,3 +198,24 @@ def test_a_client_that_stops_mid_body_leaves_no_spool_file(server, tmp_path):
     assert rows(data) == []
     status, _ = curl(running.url + "healthz")
     assert status == 200
+
+
+def test_wheels_larger_than_a_mebibyte_upload_by_every_route(server, tmp_path, pip):
+    running, data, tokens = server
+    payload = {"big_kernels/kernel.so": os.urandom(3 << 20)}  # incompressible: the wheel stays > 3 MiB
+    put_wheel = build_wheel(tmp_path, "big-kernels", "1.0.0", files=payload)
+    form_wheel = build_wheel(tmp_path, "big-kernels", "1.1.0", files=payload)
+    twine_wheel = build_wheel(tmp_path, "big-kernels", "1.2.0", files=payload)
+    assert put_wheel.stat().st_size > 3 << 20
+
+    status, body = curl("-T", str(put_wheel), "-u", f"__token__:{tokens['upload']}", running.url + "api/v1/files/")
+    assert status == 201, body
+    status, body = curl("-u", f"__token__:{tokens['upload']}", "-F", f"content=@{form_wheel}", running.url + "legacy/")
+    assert status == 201, body
+    uploaded = twine(running.url, tokens["upload"], twine_wheel)
+    assert uploaded.returncode == 0, uploaded.stdout + uploaded.stderr
+
+    stored = {name: sha for name, sha, _ in rows(data)}
+    for wheel in (put_wheel, form_wheel, twine_wheel):
+        assert stored[wheel.name] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert spool_files(data) == []

@@ -56,6 +56,9 @@ void http_session::do_read_header() {
     if (draining_) return do_close();
     header_parser_.emplace();
     header_parser_->header_limit(static_cast<std::uint32_t>(limits_.header_bytes));
+    // The route decides the body's limit once it has seen the headers (start_body); Beast's
+    // default of 1 MiB would refuse every larger upload before the route is asked.
+    header_parser_->body_limit(boost::none);
     waiting_for_request_ = true;
     stream_.expires_after(limits_.idle_timeout);
     http::async_read_header(stream_, buffer_, *header_parser_,
@@ -98,6 +101,15 @@ void http_session::start_body(body_plan plan) {
     }
     const bool send_continue = expects_continue(header_parser_->get());
     body_limit_ = plan.how == body_plan::kind::none ? unexpected_body_limit : plan.limit;
+    // Beast checks a declared length against the limit only while parsing the header, which
+    // ran without one; check it here so an oversized body is refused before any of it is read.
+    if (auto declared = header_parser_->content_length(); declared && *declared > body_limit_) {
+        close_after_response_ = true;
+        return respond_and_close(http::status::payload_too_large,
+                                 "the request body is larger than this server's limit of " +
+                                     std::to_string(body_limit_) + " bytes");
+    }
+    buffer_.reserve(64 * 1024);  // read the body in large chunks, not the header's small ones
     if (plan.how == body_plan::kind::stream) {
         sink_parser_.emplace(std::move(*header_parser_));
         sink_parser_->body_limit(body_limit_);
