@@ -27,9 +27,10 @@ struct file_digests {
     std::uint64_t size = 0;
 };
 
-// One pass over the file for SHA-256 and whichever digests the client sent.
+// One pass over the file for SHA-256 (unless `with_sha256` is false) and whichever digests
+// the client sent.
 result<file_digests> hash_file(const std::filesystem::path& path, const expected_digests& expected,
-                               std::uint64_t max_file_size) {
+                               std::uint64_t max_file_size, bool with_sha256 = true) {
     const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (descriptor < 0) {
         return make_error(error_kind::internal, "opening " + path.string() + ": " + std::system_category().message(errno));
@@ -40,7 +41,8 @@ result<file_digests> hash_file(const std::filesystem::path& path, const expected
     } close_at_end{descriptor};
 
     std::vector<crypto::hasher> hashers;
-    std::vector<crypto::hash_algorithm> algorithms = {crypto::hash_algorithm::sha256};
+    std::vector<crypto::hash_algorithm> algorithms;
+    if (with_sha256) algorithms.push_back(crypto::hash_algorithm::sha256);
     if (expected.blake2_256) algorithms.push_back(crypto::hash_algorithm::blake2b_256);
     if (expected.md5) algorithms.push_back(crypto::hash_algorithm::md5);
     for (auto algorithm : algorithms) {
@@ -150,6 +152,25 @@ error about(std::string_view filename, const error& failure) {
     return make_error(failure.kind, std::string(filename) + ": " + failure.message);
 }
 
+// The spool's digests: what was computed as the bytes arrived, plus a pass over the file only
+// for digests the client sent that were not (twine's blake2_256 and md5).
+result<file_digests> spool_digests(const std::filesystem::path& path, const ingest_options& options) {
+    if (!options.received) return hash_file(path, options.expected, options.max_file_size);
+    if (options.received->size > options.max_file_size) {
+        return make_error(error_kind::too_large, "the file is larger than the limit of " +
+                                                     std::to_string(options.max_file_size) + " bytes");
+    }
+    file_digests digests;
+    if (options.expected.blake2_256 || options.expected.md5) {
+        auto others = hash_file(path, options.expected, options.max_file_size, false);
+        if (!others) return others.error();
+        digests = std::move(*others);
+    }
+    digests.sha256 = options.received->sha256;
+    digests.size = options.received->size;
+    return digests;
+}
+
 }  // namespace
 
 result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::string_view filename,
@@ -157,7 +178,7 @@ result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::str
     auto wheel = pep427::parse_wheel_filename(filename);
     if (!wheel) return about(filename, wheel.error());
 
-    auto digests = hash_file(spool.path(), options.expected, options.max_file_size);
+    auto digests = spool_digests(spool.path(), options);
     if (!digests) return about(filename, digests.error());
     if (auto matches = check_expected(options.expected, *digests); !matches) return about(filename, matches.error());
 

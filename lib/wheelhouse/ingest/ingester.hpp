@@ -30,11 +30,19 @@ struct expected_digests {
     std::optional<std::string> md5;
 };
 
+// What was computed of an upload while its bytes were written to the spool file, so the
+// file is not read again for them.
+struct received_digests {
+    std::string sha256;  // hex, of every byte in the spool
+    std::uint64_t size = 0;
+};
+
 struct ingest_options {
     std::optional<std::string> uploaded_by;  // the token's name; "cli" for `wheelhouse ingest`
     expected_digests expected;
     archive_limits limits;
     std::uint64_t max_file_size = 16ULL << 30;
+    std::optional<received_digests> received;  // ingest_spool only
 };
 
 enum class ingest_outcome {

@@ -159,7 +159,7 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
     if (header.method() == http::verb::put) {
         auto& sink = static_cast<raw_upload_sink&>(*request.sink);
         filename = target.segments[3];
-        spool = sink.target().release();
+        std::tie(spool, options.received) = sink.target().release();
     } else {
         auto& sink = static_cast<form_upload_sink&>(*request.sink);
         const auto& form = sink.form();
@@ -176,7 +176,7 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
         options.expected.blake2_256 = digest_field(form, "blake2_256_digest");
         options.expected.md5 = digest_field(form, "md5_digest");
         if (auto allowed = check_project(*grant, filename); !allowed) return respond(error_response(header, allowed.error()));
-        spool = sink.target().release();
+        std::tie(spool, options.received) = sink.target().release();
     }
     request.sink.reset();
 

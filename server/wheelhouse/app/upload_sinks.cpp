@@ -16,10 +16,14 @@ result<spool_target> spool_target::create(const storage::blob_store& store) {
         return make_error(error_kind::internal,
                           "cannot open spool file " + spool->path().string() + ": " + std::strerror(errno));
     }
-    return spool_target(std::move(spool).value(), std::move(file));
+    auto sha256 = crypto::hasher::create(crypto::hash_algorithm::sha256);
+    if (!sha256) return sha256.error();
+    return spool_target(std::move(spool).value(), std::move(file), std::move(sha256).value());
 }
 
 result<void> spool_target::append(std::span<const char> bytes) {
+    sha256_.update(std::string_view(bytes.data(), bytes.size()));
+    size_ += bytes.size();
     while (!bytes.empty()) {
         const ssize_t written = ::write(file_.get(), bytes.data(), bytes.size());
         if (written < 0) {
@@ -33,9 +37,9 @@ result<void> spool_target::append(std::span<const char> bytes) {
     return {};
 }
 
-storage::spool_file spool_target::release() {
+std::pair<storage::spool_file, ingest::received_digests> spool_target::release() {
     file_.reset();
-    return std::move(spool_);
+    return {std::move(spool_), ingest::received_digests{sha256_.finish_hex(), size_}};
 }
 
 form_upload_sink::form_upload_sink(spool_target target, std::string_view boundary)

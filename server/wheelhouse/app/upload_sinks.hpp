@@ -6,6 +6,8 @@
 #include <memory>
 #include <optional>
 
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/file_range_body.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
@@ -13,21 +15,24 @@
 
 namespace wheelhouse::app {
 
-// An open spool file that bytes are appended to.
+// An open spool file that bytes are appended to, hashed as they pass: the ingester then need
+// not read a large wheel back for its SHA-256.
 class spool_target {
 public:
     static result<spool_target> create(const storage::blob_store& store);
 
     result<void> append(std::span<const char> bytes);
-    // Closes the descriptor and hands the file over (to the ingester).
-    storage::spool_file release();
+    // Closes the descriptor and hands the file over (to the ingester), with its digests.
+    std::pair<storage::spool_file, ingest::received_digests> release();
 
 private:
-    spool_target(storage::spool_file spool, transport::file_descriptor file) noexcept
-        : spool_(std::move(spool)), file_(std::move(file)) {}
+    spool_target(storage::spool_file spool, transport::file_descriptor file, crypto::hasher sha256) noexcept
+        : spool_(std::move(spool)), file_(std::move(file)), sha256_(std::move(sha256)) {}
 
     storage::spool_file spool_;
     transport::file_descriptor file_;
+    crypto::hasher sha256_;
+    std::uint64_t size_ = 0;
 };
 
 class raw_upload_sink final : public transport::body_sink {
