@@ -45,3 +45,30 @@ TEST_CASE("http: absurd targets are refused with the reason", "[http]") {
         CHECK_THAT(parsed.error().message, Catch::Contains(reason));
     }
 }
+
+TEST_CASE("http: plain targets split the same as escaped ones", "[http]") {
+    // Plain targets take a short path past the URL parser; each row's escaped twin takes the
+    // parser, and both must give the same segments.
+    const std::pair<const char*, const char*> table[] = {
+        {"/simple/flash-attn/", "/%73imple/flash-attn/"},
+        {"/simple/Flash_Attn.v2~x/", "/simple/Flash_Attn%2Ev2%7Ex/"},
+        {"/simple/flash-attn", "/simple/flash-att%6E"},
+        {"/variants/cu130-torch2.10/simple/", "/variants/cu130-torch2%2E10/simple/"},
+        {"/a//b", "/a//%62"},
+        {"/a/b//", "/a/%62//"},
+        {"/simple/.x/..y/", "/simple/.x/..%79/"},
+    };
+    for (const auto& [plain, escaped] : table) {
+        CAPTURE(plain);
+        const auto fast = parse(plain);
+        const auto full = parse(escaped);
+        REQUIRE(fast);
+        REQUIRE(full);
+        CHECK(fast->segments == full->segments);
+        CHECK(fast->query.empty());
+    }
+    CHECK(parse("/simple/flash-attn/")->segments == std::vector<std::string>{"simple", "flash-attn", ""});
+    // Dot segments in plain characters are still refused.
+    CHECK_FALSE(parse("/simple/x/.."));
+    CHECK_FALSE(parse("/simple/./x"));
+}

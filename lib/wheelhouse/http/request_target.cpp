@@ -18,6 +18,31 @@ result<void> check_segment(const std::string& segment) {
     return {};
 }
 
+// The targets pip and wrk send almost always: "/simple/<name>/" in unreserved characters only,
+// without escapes, query, empty or dot segments. Split here, they decode to themselves and need
+// no URL parser; anything else returns nullopt and takes the full path.
+std::optional<request_target> parse_plain(std::string_view target) {
+    if (target.size() < 2 || target.front() != '/') return std::nullopt;
+    for (char c : target) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                           c == '.' || c == '_' || c == '~' || c == '/';
+        if (!plain) return std::nullopt;
+    }
+    request_target out;
+    out.segments.reserve(4);
+    std::size_t start = 1;
+    while (true) {
+        const auto slash = target.find('/', start);
+        const auto segment = target.substr(start, slash == std::string_view::npos ? slash : slash - start);
+        const bool last = slash == std::string_view::npos;
+        // "//" (an empty segment inside the path) and dot segments are the URL parser's to judge.
+        if ((segment.empty() && !last) || segment == "." || segment == "..") return std::nullopt;
+        out.segments.emplace_back(segment);
+        if (last) return out;
+        start = slash + 1;
+    }
+}
+
 }  // namespace
 
 std::optional<std::string_view> request_target::query_value(std::string_view key) const {
@@ -28,6 +53,7 @@ std::optional<std::string_view> request_target::query_value(std::string_view key
 }
 
 result<request_target> parse(std::string_view target) {
+    if (auto plain = parse_plain(target)) return std::move(*plain);
     auto parsed = boost::urls::parse_origin_form(target);
     if (!parsed) return invalid("the request target is not a valid path: " + parsed.error().message());
     const boost::urls::url_view& url = *parsed;

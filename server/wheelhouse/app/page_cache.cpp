@@ -57,6 +57,8 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
     auto body = render();
     if (!body) return body.error();
     if (!*body) return std::optional<rendered_page>();
+    // Rendering grows the string by doubling; kept as is, a page would hold up to twice its size.
+    (**body).shrink_to_fit();
     rendered_page page{std::make_shared<const std::string>(std::move(**body)), {}};
     page.etag = entity_tag_for(*page.body);
 

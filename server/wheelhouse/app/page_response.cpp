@@ -1,5 +1,8 @@
 #include "wheelhouse/app/page_response.hpp"
 
+#include <array>
+#include <span>
+
 #include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
@@ -8,20 +11,18 @@ namespace wheelhouse::app {
 transport::outgoing_response respond_with_page(const http::request_header<>& request, const rendered_page& page,
                                                std::string_view content_type, std::string_view cache_control,
                                                bool vary_accept) {
-    http::fields headers;
-    headers.set(http::field::etag, page.etag);
-    headers.set(http::field::cache_control, cache_control);
-    if (vary_accept) headers.set(http::field::vary, "Accept");
-
+    // Every page hit comes here, so its head is written straight, past Beast's fields and serializer.
+    std::array<transport::header_field, 4> fields;
+    std::size_t count = 0;
     const auto if_none_match = request[http::field::if_none_match];
-    if (!if_none_match.empty() && http_target::if_none_match_matches(if_none_match, page.etag)) {
-        http::response<http::empty_body> response{http::status::not_modified, request.version()};
-        response.set(http::field::server, "wheelhouse");
-        for (const auto& field : headers) response.set(field.name_string(), field.value());
-        response.keep_alive(transport::wants_keep_alive(request));
-        return transport::outgoing_response{http::message_generator(std::move(response)), 304, 0};
-    }
-    return transport::make_shared_response(request, http::status::ok, content_type, page.body, std::move(headers));
+    const bool current = !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, page.etag);
+    if (!current) fields[count++] = {http::field::content_type, content_type};
+    fields[count++] = {http::field::etag, page.etag};
+    fields[count++] = {http::field::cache_control, cache_control};
+    if (vary_accept) fields[count++] = {http::field::vary, "Accept"};
+    const std::span<const transport::header_field> used(fields.data(), count);
+    if (current) return transport::make_prepared_response(request, http::status::not_modified, used, nullptr);
+    return transport::make_prepared_response(request, http::status::ok, used, page.body);
 }
 
 transport::outgoing_response redirect_permanently(const http::request_header<>& request, std::string location) {

@@ -1,5 +1,8 @@
 #include "wheelhouse/app/simple_routes.hpp"
 
+#include <algorithm>
+#include <array>
+#include <charconv>
 #include <string>
 #include <vector>
 
@@ -47,6 +50,45 @@ rendered render_project(const route_context& context, const std::string& name, c
                                                              : render::project_page_html(project, files, links));
 }
 
+// A client sends the same Accept header on every request (pip's, byte for byte), so each I/O
+// thread remembers the last few answers instead of parsing the header every time.
+std::optional<pep691::media_choice> negotiate_remembered(std::string_view accept, bool html_only) {
+    struct remembered {
+        std::string accept;
+        bool html_only = false;
+        std::optional<pep691::media_choice> choice;
+    };
+    constexpr std::size_t kept = 4;
+    constexpr std::size_t longest_kept = 256;  // longer headers are rare; not worth a slot
+    thread_local std::array<remembered, kept> memory;
+    thread_local std::size_t next_slot = 0;
+    for (const auto& entry : memory) {
+        if (entry.html_only == html_only && entry.accept.size() == accept.size() && entry.choice.has_value() &&
+            entry.accept == accept)
+            return entry.choice;
+    }
+    auto choice = pep691::negotiate(accept, html_only);
+    if (choice && accept.size() <= longest_kept) {  // a 406 is not worth remembering
+        auto& slot = memory[next_slot];
+        next_slot = (next_slot + 1) % kept;
+        slot.accept.assign(accept);
+        slot.html_only = html_only;
+        slot.choice = choice;
+    }
+    return choice;
+}
+
+// "max-age=60, public", written into `buffer` so a page hit allocates nothing for it.
+// "private" keeps a private index's pages out of shared caches (RFC 9111 §3.5).
+std::string_view page_cache_control(std::chrono::seconds max_age, bool private_index, char (&buffer)[48]) {
+    constexpr std::string_view before = "max-age=";
+    const std::string_view after = private_index ? ", private" : ", public";
+    char* out = std::copy(before.begin(), before.end(), buffer);
+    out = std::to_chars(out, buffer + sizeof buffer - after.size(), max_age.count()).ptr;
+    out = std::copy(after.begin(), after.end(), out);
+    return {buffer, static_cast<std::size_t>(out - buffer)};
+}
+
 constexpr std::string_view variant_index_form =
     "variant indexes are at /variants/<selector>/simple/, as /variants/cu130-torch2.10/simple/";
 
@@ -70,10 +112,10 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
         }
     } else {
         const auto accept = request[http::field::accept];
-        choice = pep691::negotiate(accept);
+        choice = negotiate_remembered(accept, false);
         if (choice && choice->format == pep691::page_format::json &&
             pep691::prefers_html_for_core_metadata(request[http::field::user_agent])) {
-            if (auto html = pep691::negotiate(accept, true)) choice = html;
+            if (auto html = negotiate_remembered(accept, true)) choice = html;
         }
         if (!choice) {
             return make_text_response(request, http::status::not_acceptable,
@@ -82,9 +124,9 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
                                       "allows none of them");
         }
     }
-    // "private" keeps a private index's pages out of shared caches (RFC 9111 §3.5).
-    const std::string cache_control = "max-age=" + std::to_string(context.settings.page_max_age.count()) +
-                                      (context.settings.private_index ? ", private" : ", public");
+    char cache_control_text[48];
+    const auto cache_control =
+        page_cache_control(context.settings.page_max_age, context.settings.private_index, cache_control_text);
     // Pages chosen by ?format= do not depend on Accept.
     const bool vary_accept = !target.query_value("format").has_value();
 

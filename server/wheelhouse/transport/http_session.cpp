@@ -1,5 +1,7 @@
 #include "wheelhouse/transport/http_session.hpp"
 
+#include <array>
+
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/transport/responses.hpp"
@@ -80,8 +82,8 @@ void http_session::on_read_header(error_code ec) {
         return respond_and_close(http::status::bad_request, "malformed HTTP request (" + ec.message() + ")");
     }
     const auto& header = header_parser_->get();
-    log_method_ = std::string(header.method_string());
-    log_target_ = std::string(header.target());
+    log_method_.assign(header.method_string());  // assign keeps the capacity of the last request's
+    log_target_.assign(header.target());
     start_body(handler_.plan_body(header));
 }
 
@@ -200,13 +202,29 @@ void http_session::respond_and_close(http::status status, std::string message) {
 
 void http_session::do_write(outgoing_response response) {
     response_.emplace(std::move(response));
-    if (!response_->message.keep_alive() || draining_) close_after_response_ = true;
+    const bool keep_alive = response_->message ? response_->message->keep_alive() : response_->prepared.keep_alive;
+    if (!keep_alive || draining_) close_after_response_ = true;
+    if (!response_->message) return do_write_prepared();
     do_write_some();
+}
+
+void http_session::do_write_prepared() {
+    const auto& prepared = response_->prepared;
+    const std::array<net::const_buffer, 2> buffers{
+        net::buffer(prepared.head), prepared.body ? net::buffer(*prepared.body) : net::const_buffer()};
+    stream_.expires_after(limits_.write_timeout);
+    net::async_write(stream_, buffers, [self = shared_from_this()](error_code ec, std::size_t) {
+        if (ec) {
+            self->fail(ec, "write");
+            return self->do_close();
+        }
+        self->finish_request();
+    });
 }
 
 void http_session::do_write_some() {
     error_code ec;
-    const auto buffers = response_->message.prepare(ec);
+    const auto buffers = response_->message->prepare(ec);
     if (ec) {
         fail(ec, "serialize");
         return do_close();
@@ -220,8 +238,8 @@ void http_session::on_write_some(error_code ec, std::size_t bytes) {
         fail(ec, "write");
         return do_close();
     }
-    response_->message.consume(bytes);
-    if (!response_->message.is_done()) return do_write_some();
+    response_->message->consume(bytes);
+    if (!response_->message->is_done()) return do_write_some();
     finish_request();
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // One HTTP/1.1 connection: reads a request (headers, then a body as the handler plans it),
 // hands it to the request_handler, writes the response, and repeats while keep-alive holds.
-// Kept alive by its own pending handlers; every step runs on the connection's strand.
+// Kept alive by its own pending handlers; every step runs on the one I/O thread
+// whose context the connection was given, so none needs a strand.
 
 #include <chrono>
 #include <memory>
@@ -41,6 +42,7 @@ private:
     void respond_and_close(http::status status, std::string message);
     void do_write(outgoing_response response);
     void do_write_some();
+    void do_write_prepared();
     void on_write_some(error_code ec, std::size_t bytes);
     void finish_request();
     void do_close();

@@ -6,10 +6,11 @@
 
 namespace wheelhouse::transport {
 
-listener::listener(net::io_context& context, request_handler& handler, const session_limits& limits,
-                   session_registry& registry, access_log& log)
-    : context_(context),
-      acceptor_(net::make_strand(context)),
+listener::listener(net::io_context& context, std::vector<net::io_context*> session_contexts,
+                   request_handler& handler, const session_limits& limits, session_registry& registry,
+                   access_log& log)
+    : session_contexts_(std::move(session_contexts)),
+      acceptor_(context),
       retry_timer_(acceptor_.get_executor()),
       handler_(handler),
       limits_(limits),
@@ -51,8 +52,9 @@ void listener::stop() {
 
 void listener::do_accept() {
     if (!acceptor_.is_open()) return;
-    acceptor_.async_accept(net::make_strand(context_),
-                           beast::bind_front_handler(&listener::on_accept, shared_from_this()));
+    auto& next = *session_contexts_[next_context_];
+    next_context_ = (next_context_ + 1) % session_contexts_.size();
+    acceptor_.async_accept(next, beast::bind_front_handler(&listener::on_accept, shared_from_this()));
 }
 
 void listener::on_accept(error_code ec, tcp::socket socket) {

@@ -1,8 +1,9 @@
 #pragma once
-// Accepts connections and starts an http_session, on its own strand, for each.
+// Accepts connections and starts an http_session for each, on the I/O contexts in turn.
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/transport/access_log.hpp"
@@ -15,8 +16,9 @@ namespace wheelhouse::transport {
 
 class listener : public std::enable_shared_from_this<listener> {
 public:
-    listener(net::io_context& context, request_handler& handler, const session_limits& limits,
-             session_registry& registry, access_log& log);
+    // Accepts on `context`; each connection goes to the next of `session_contexts` in turn.
+    listener(net::io_context& context, std::vector<net::io_context*> session_contexts, request_handler& handler,
+             const session_limits& limits, session_registry& registry, access_log& log);
 
     // Binds and listens; the error says which address could not be taken and why.
     result<void> open(const tcp::endpoint& endpoint);
@@ -33,7 +35,8 @@ private:
     void do_accept();
     void on_accept(error_code ec, tcp::socket socket);
 
-    net::io_context& context_;
+    std::vector<net::io_context*> session_contexts_;
+    std::size_t next_context_ = 0;
     tcp::acceptor acceptor_;
     net::steady_timer retry_timer_;
     request_handler& handler_;

@@ -17,11 +17,21 @@
 
 namespace wheelhouse::transport {
 
+// A response whose bytes are known whole: the status line and header fields, then a body shared
+// with every other response of the same page. The session writes it with one gather write,
+// past Beast's serializer: the fast path of a cached page.
+struct prepared_response {
+    std::string head;                         // status line and fields, ending in the blank line
+    std::shared_ptr<const std::string> body;  // null when nothing follows the head (HEAD, 304)
+    bool keep_alive = true;
+};
+
 // A response ready to be written, with what the access log needs to know of it.
 struct outgoing_response {
-    http::message_generator message;
+    std::optional<http::message_generator> message;  // empty for a prepared response
     unsigned status = 0;
     std::uint64_t body_bytes = 0;
+    prepared_response prepared{};  // written when `message` is empty
 };
 
 // Where a streamed body goes as it arrives (an upload's spool file, through a multipart
@@ -69,10 +79,10 @@ class request_handler {
 public:
     virtual ~request_handler() = default;
 
-    // Thread safety: called on the session's strand, on an I/O thread; must not block.
+    // Thread safety: called on the session's I/O thread; must not block.
     virtual body_plan plan_body(const http::request_header<>& header) = 0;
 
-    // Thread safety: called on the session's strand, on an I/O thread. Quick work answers
+    // Thread safety: called on the session's I/O thread. Quick work answers
     // inline; slow work (ingest, database writes) is queued and answers later from a worker.
     virtual void handle(incoming_request request, responder respond) = 0;
 };

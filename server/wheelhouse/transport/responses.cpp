@@ -1,5 +1,7 @@
 #include "wheelhouse/transport/responses.hpp"
 
+#include <charconv>
+
 namespace wheelhouse::transport {
 namespace {
 
@@ -53,6 +55,45 @@ outgoing_response make_shared_response(const http::request_header<>& request, ht
     response.keep_alive(wants_keep_alive(request));
     response.body() = std::move(body);
     return finish(std::move(response));
+}
+
+outgoing_response make_prepared_response(const http::request_header<>& request, http::status status,
+                                         std::span<const header_field> fields,
+                                         std::shared_ptr<const std::string> body) {
+    const bool keep_alive = wants_keep_alive(request);
+    const unsigned version = request.version() == 10 ? 10 : 11;
+    const auto code = static_cast<unsigned>(status);
+    outgoing_response out;
+    out.status = code;
+    out.prepared.keep_alive = keep_alive;
+    std::string& text = out.prepared.head;
+    text.reserve(256);
+    text += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+    char number[24];
+    text.append(number, std::to_chars(number, number + sizeof number, code).ptr);
+    text += ' ';
+    text += http::obsolete_reason(status);
+    text += "\r\n";
+    const auto add = [&text](std::string_view name, std::string_view value) {
+        text += name;
+        text += ": ";
+        text += value;
+        text += "\r\n";
+    };
+    add(http::to_string(http::field::server), server_name);
+    for (const auto& [name, value] : fields) add(http::to_string(name), value);
+    // As Beast's keep_alive(): say so only where the version's default differs.
+    if (version == 11 && !keep_alive) add("Connection", "close");
+    if (version == 10 && keep_alive) add("Connection", "keep-alive");
+    if (body) {
+        add("Content-Length", std::string_view(number, std::to_chars(number, number + sizeof number, body->size()).ptr));
+        if (request.method() != http::verb::head) {
+            out.body_bytes = body->size();
+            out.prepared.body = std::move(body);
+        }
+    }
+    text += "\r\n";
+    return out;
 }
 
 outgoing_response make_text_response(const http::request_header<>& request, http::status status,

@@ -1,9 +1,11 @@
 #pragma once
 // Building outgoing responses: the few shapes every handler (and the session itself) uses.
 
+#include <span>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "wheelhouse/transport/request_handler.hpp"
 #include "wheelhouse/transport/shared_string_body.hpp"
@@ -29,6 +31,14 @@ outgoing_response finish(http::response<Body>&& response) {
 outgoing_response make_shared_response(const http::request_header<>& request, http::status status,
                                        std::string_view content_type, std::shared_ptr<const std::string> body,
                                        http::fields extra = {});
+
+// A prepared response (see prepared_response): the same bytes Beast writes for a response to
+// `request` with Server, then `fields` in order, then Connection as keep-alive needs, then
+// Content-Length when `content_length` is given. `body` is left out for HEAD.
+using header_field = std::pair<http::field, std::string_view>;
+outgoing_response make_prepared_response(const http::request_header<>& request, http::status status,
+                                         std::span<const header_field> fields,
+                                         std::shared_ptr<const std::string> body);
 
 // A plain-text message for people and curl: "404 Not Found: no project named 'x'".
 outgoing_response make_text_response(const http::request_header<>& request, http::status status,

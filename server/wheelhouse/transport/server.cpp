@@ -4,16 +4,40 @@
 
 namespace wheelhouse::transport {
 
+namespace {
+
+std::vector<std::unique_ptr<net::io_context>> make_contexts(unsigned threads) {
+    std::vector<std::unique_ptr<net::io_context>> contexts;
+    for (unsigned i = 0; i < std::max(1u, threads); ++i) contexts.push_back(std::make_unique<net::io_context>(1));
+    return contexts;
+}
+
+std::vector<net::io_context*> pointers_to(const std::vector<std::unique_ptr<net::io_context>>& contexts) {
+    std::vector<net::io_context*> pointers;
+    for (const auto& context : contexts) pointers.push_back(context.get());
+    return pointers;
+}
+
+}  // namespace
+
 server::server(server_options options, request_handler& handler)
     : options_(std::move(options)),
       log_(options_.access_log),
-      context_(static_cast<int>(std::max(1u, options_.threads))),
-      listener_(std::make_shared<listener>(context_, handler, options_.limits, registry_, log_)),
-      drain_timer_(context_) {}
+      contexts_(make_contexts(options_.threads)),
+      listener_(std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), handler, options_.limits,
+                                           registry_, log_)),
+      drain_timer_(*contexts_.front()) {
+    // A context with no connection yet must not return from run().
+    for (const auto& context : contexts_) keep_running_.push_back(net::make_work_guard(*context));
+}
 
 server::~server() {
-    context_.stop();
+    stop_contexts();
     wait();
+}
+
+void server::stop_contexts() {
+    for (const auto& context : contexts_) context->stop();
 }
 
 result<void> server::open() {
@@ -27,9 +51,8 @@ tcp::endpoint server::local_endpoint() const { return listener_->local_endpoint(
 
 void server::start() {
     listener_->run();
-    const unsigned count = std::max(1u, options_.threads);
-    threads_.reserve(count);
-    for (unsigned i = 0; i < count; ++i) threads_.emplace_back([this] { context_.run(); });
+    threads_.reserve(contexts_.size());
+    for (const auto& context : contexts_) threads_.emplace_back([&context = *context] { context.run(); });
 }
 
 void server::wait() {
@@ -52,7 +75,7 @@ void server::poll_drain(std::chrono::steady_clock::time_point deadline) {
     const bool finished = open_sessions == 0 && listener_->stopped();
     if (finished || std::chrono::steady_clock::now() >= deadline) {
         if (open_sessions > 0) spdlog::warn("drain deadline passed with {} connections open; closing", open_sessions);
-        context_.stop();
+        stop_contexts();
         return;
     }
     registry_.drain_all();  // sessions that finished a response since the last poll

@@ -35,7 +35,8 @@ public:
     // Binds and listens. Thread safety: call once, before start().
     result<void> open();
     tcp::endpoint local_endpoint() const;
-    net::io_context& context() noexcept { return context_; }
+    // The first I/O thread's context, for the caller's own timers and signals.
+    net::io_context& context() noexcept { return *contexts_.front(); }
 
     // Runs the I/O threads in the background; wait() joins them.
     void start();
@@ -47,13 +48,17 @@ public:
 
 private:
     void poll_drain(std::chrono::steady_clock::time_point deadline);
+    void stop_contexts();
 
     server_options options_;
     access_log log_;
     session_registry registry_;
-    // After the registry and the log: destroying the context destroys the handlers still
+    // After the registry and the log: destroying a context destroys the handlers still
     // queued, and with them sessions that remove themselves from the registry.
-    net::io_context context_;
+    // One context a thread, each run by that thread alone: a connection stays on one context,
+    // so its handlers never run concurrently and need no strand. The first also accepts.
+    std::vector<std::unique_ptr<net::io_context>> contexts_;
+    std::vector<net::executor_work_guard<net::io_context::executor_type>> keep_running_;
     std::shared_ptr<listener> listener_;
     net::steady_timer drain_timer_;
     std::vector<std::thread> threads_;

@@ -1,0 +1,87 @@
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+
+#include "wheelhouse/app/page_response.hpp"
+#include "wheelhouse/transport/responses.hpp"
+
+using namespace wheelhouse;
+namespace http = boost::beast::http;
+
+namespace {
+
+// The bytes a response puts on the wire, whichever way it is written.
+std::string wire_bytes(transport::outgoing_response& response) {
+    if (!response.message) {
+        std::string bytes = response.prepared.head;
+        if (response.prepared.body) bytes += *response.prepared.body;
+        return bytes;
+    }
+    std::string bytes;
+    while (!response.message->is_done()) {
+        boost::system::error_code ec;
+        const auto buffers = response.message->prepare(ec);
+        REQUIRE_FALSE(ec);
+        std::size_t taken = 0;
+        for (const auto buffer : boost::beast::buffers_range(buffers)) {
+            bytes.append(static_cast<const char*>(buffer.data()), buffer.size());
+            taken += buffer.size();
+        }
+        response.message->consume(taken);
+    }
+    return bytes;
+}
+
+// What a page response was before it was written by hand: Beast's fields and serializer.
+transport::outgoing_response beast_page_response(const http::request_header<>& request, const app::rendered_page& page,
+                                                 std::string_view content_type, std::string_view cache_control,
+                                                 bool vary_accept, bool current) {
+    http::fields headers;
+    headers.set(http::field::etag, page.etag);
+    headers.set(http::field::cache_control, cache_control);
+    if (vary_accept) headers.set(http::field::vary, "Accept");
+    if (current) {
+        http::response<http::empty_body> response{http::status::not_modified, request.version()};
+        response.set(http::field::server, "wheelhouse");
+        for (const auto& field : headers) response.set(field.name_string(), field.value());
+        response.keep_alive(transport::wants_keep_alive(request));
+        return transport::outgoing_response{http::message_generator(std::move(response)), 304, 0};
+    }
+    return transport::make_shared_response(request, http::status::ok, content_type, page.body, std::move(headers));
+}
+
+}  // namespace
+
+TEST_CASE("page response: the hand-written head is byte for byte Beast's", "[page_response]") {
+    const app::rendered_page page{std::make_shared<const std::string>("{\"meta\": {\"api-version\": \"1.4\"}}\n"),
+                                  "\"0123456789abcdef0123456789abcdef\""};
+    for (const auto method : {http::verb::get, http::verb::head}) {
+        for (const unsigned version : {10u, 11u}) {
+            for (const char* connection : {"", "close", "keep-alive"}) {
+                for (const bool vary_accept : {true, false}) {
+                    for (const char* if_none_match : {"", "\"other\"", "\"0123456789abcdef0123456789abcdef\""}) {
+                        http::request_header<> request;
+                        request.method(method);
+                        request.version(version);
+                        request.target("/simple/flash-attn/");
+                        if (*connection) request.set(http::field::connection, connection);
+                        if (*if_none_match) request.set(http::field::if_none_match, if_none_match);
+                        CAPTURE(method, version, connection, vary_accept, if_none_match);
+
+                        auto written = app::respond_with_page(request, page, "application/vnd.pypi.simple.v1+json",
+                                                              "max-age=60, public", vary_accept);
+                        const bool current = std::string_view(if_none_match) == page.etag;
+                        auto reference = beast_page_response(request, page, "application/vnd.pypi.simple.v1+json",
+                                                             "max-age=60, public", vary_accept, current);
+                        CHECK_FALSE(written.message);  // the fast path was taken
+                        CHECK(wire_bytes(written) == wire_bytes(reference));
+                        CHECK(written.status == reference.status);
+                        CHECK(written.body_bytes == reference.body_bytes);
+                        CHECK(written.prepared.keep_alive == reference.message->keep_alive());
+                    }
+                }
+            }
+        }
+    }
+}
