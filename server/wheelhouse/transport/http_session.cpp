@@ -31,6 +31,9 @@ http_session::http_session(tcp::socket&& socket, request_handler& handler, const
                            session_registry& registry, access_log& log)
     : stream_(std::move(socket)), handler_(handler), limits_(limits), registry_(registry), log_(log) {
     error_code ec;
+    // For the prepared write's first try (do_write_prepared); the asynchronous operations are
+    // unaffected by it.
+    stream_.socket().non_blocking(true, ec);
     const auto endpoint = stream_.socket().remote_endpoint(ec);
     if (!ec) {
         peer_address_ = endpoint.address();
@@ -212,8 +215,19 @@ void http_session::do_write_prepared() {
     const auto& prepared = response_->prepared;
     const std::array<net::const_buffer, 2> buffers{
         net::buffer(prepared.head), prepared.body ? net::buffer(*prepared.body) : net::const_buffer()};
+    // Most pages fit in the socket's send buffer: write now, and wait for the socket (under the
+    // write deadline) only for what did not fit. The socket is non-blocking (see the constructor).
+    error_code first_try;
+    const std::size_t written = stream_.socket().write_some(buffers, first_try);
+    if (first_try && first_try != net::error::would_block && first_try != net::error::try_again) {
+        fail(first_try, "write");
+        return do_close();
+    }
+    if (written == net::buffer_size(buffers)) return finish_request();
+    beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(buffers);
+    rest.consume(written);
     stream_.expires_after(limits_.write_timeout);
-    net::async_write(stream_, buffers, [self = shared_from_this()](error_code ec, std::size_t) {
+    net::async_write(stream_, rest, [self = shared_from_this()](error_code ec, std::size_t) {
         if (ec) {
             self->fail(ec, "write");
             return self->do_close();
