@@ -199,6 +199,11 @@ def test_fsck_finds_and_repairs_damage(live, tmp_path, wheelhouse_bin):
     assert "4 found, 3 fixed, 1 left" in fixed.stdout
     assert f"PROBLEM missing blob of {filename_a}" in fixed.stdout and "--delete-missing-rows" in fixed.stdout
     assert run(wheelhouse_bin, "fsck", "--data", data, "--fix").returncode == 1
+    # A backup now carries everything else, and says what it could not.
+    partial = run(wheelhouse_bin, "backup", "--data", data, "--blobs", tmp_path / "partial")
+    assert partial.returncode == 3, partial.stdout + partial.stderr
+    assert f"warning: the blob of {filename_a}" in partial.stderr and "run `wheelhouse fsck`" in partial.stderr
+    assert (tmp_path / "partial" / "manifest.json").exists()
     deleted = run(wheelhouse_bin, "fsck", "--data", data, "--fix", "--delete-missing-rows")
     assert deleted.returncode == 0, deleted.stdout
     assert [row[0] for row in file_rows(data)] == [filename_b, filename_c]

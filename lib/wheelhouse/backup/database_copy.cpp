@@ -81,8 +81,8 @@ result<database_copy_report> copy_database(const std::filesystem::path& source_p
     };
     {
         raw_database target;
-        const int opened = sqlite3_open_v2(target_path.c_str(), target.out(),
-                                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_EXCLUSIVE,
+        // Absent, checked above; it sits in a folder of our own (storage::staging_dir).
+        const int opened = sqlite3_open_v2(target_path.c_str(), target.out(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                                            nullptr);
         if (opened != SQLITE_OK) {
             auto error = sqlite::make_sqlite_error(target.get(), opened, "creating " + target_path.string());
