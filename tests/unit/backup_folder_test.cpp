@@ -138,6 +138,23 @@ TEST_CASE("backup: a blob missing from the data folder is a warning, the rest is
     REQUIRE(made->warnings.size() == 1);
     CHECK_THAT(made->warnings[0], Catch::Contains(gone.filename) && Catch::Contains("missing"));
     CHECK(made->blobs == 1);
+    // Its METADATA is still there, so it is backed up alone.
+    const auto folder = place / "backup" / "blobs" / "sha256" / gone.sha256.substr(0, 2) / gone.sha256.substr(2, 2);
+    CHECK(count_files(folder) == 1);
+    CHECK(std::filesystem::exists(folder / (gone.sha256 + ".metadata")));
+    CHECK(made->metadata_files == 2);
+}
+
+TEST_CASE("backup: nothing of a blob that is wholly missing appears in the backup, not even its folder", "[backup]") {
+    data_folder data;
+    const auto gone = data.add("demo", "1.0");
+    std::filesystem::remove(data.store->blob_path(gone.sha256));
+    std::filesystem::remove(data.store->metadata_path(gone.sha256));
+    temp_dir place;
+    auto made = backup::create_backup(data.dir.path(), place / "backup", {.include_blobs = true, .copy = {}});
+    REQUIRE(made);
+    CHECK(made->warnings.size() == 2);
+    CHECK_FALSE(std::filesystem::exists(place / "backup" / "blobs"));
 }
 
 TEST_CASE("backup: targets it must refuse, leaving nothing behind", "[backup]") {

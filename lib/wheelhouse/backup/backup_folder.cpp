@@ -60,6 +60,8 @@ result<storage::file_digest> copy_into(const std::filesystem::path& source, cons
                                        const std::string& relative, std::set<std::filesystem::path>& folders) {
     const auto target = root / relative;
     std::error_code failure;
+    if (!std::filesystem::exists(source, failure))  // no empty folders in the backup for what is missing
+        return make_error(error_kind::not_found, "no file " + source.string());
     std::filesystem::create_directories(target.parent_path(), failure);
     if (failure) {
         return make_error(error_kind::internal,
