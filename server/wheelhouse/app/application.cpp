@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/app/api_routes.hpp"
+#include "wheelhouse/app/error_response.hpp"
 #include "wheelhouse/app/file_routes.hpp"
+#include "wheelhouse/app/read_access.hpp"
 #include "wheelhouse/app/simple_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/http/request_target.hpp"
@@ -67,6 +69,13 @@ transport::outgoing_response application::route(const transport::incoming_reques
     const auto& segments = target->segments;
     const std::string_view first = segments.empty() ? std::string_view{} : std::string_view{segments.front()};
 
+    // A private index answers nothing about its contents without a token, not even 404s.
+    const bool reads_contents = first == "simple" || first == "variants" || first == "files" ||
+                                (first == "api" && is_read(request.method()));
+    if (settings_.private_index && reads_contents) {
+        if (auto allowed = check_read_access(tokens_, request, project_read_by(*target)); !allowed)
+            return error_response(request, allowed.error());
+    }
     if (first == "simple") {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
         return serve_simple(context_, request, *target, simple_index{"/simple/", 1, std::nullopt});

@@ -1,34 +1,59 @@
 #include "wheelhouse/app/error_response.hpp"
 
+#include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
 
-http::status status_for(error_kind kind) noexcept {
-    switch (kind) {
-        case error_kind::invalid: return http::status::bad_request;
-        case error_kind::unauthorized: return http::status::unauthorized;
-        case error_kind::forbidden: return http::status::forbidden;
-        case error_kind::not_found: return http::status::not_found;
-        case error_kind::conflict: return http::status::conflict;
-        case error_kind::too_large: return http::status::payload_too_large;
-        case error_kind::unavailable: return http::status::service_unavailable;
-        case error_kind::upstream: return http::status::bad_gateway;
-        case error_kind::internal: return http::status::internal_server_error;
-    }
-    return http::status::internal_server_error;
+bool wants_json(const http::request_header<>& request) {
+    return request[http::field::accept].find("application/json") != std::string_view::npos;
 }
 
-transport::outgoing_response error_response(const http::request_header<>& request, const error& failure) {
+std::string reason_phrase(std::string_view message) {
+    std::string reason;
+    for (char c : message.substr(0, 300)) reason.push_back(c >= 0x20 && c < 0x7F ? c : ' ');
+    return reason;
+}
+
+transport::outgoing_response error_response(const http::request_header<>& request, const error& failure,
+                                            http::fields extra) {
+    std::string_view message = failure.message;
     if (failure.kind == error_kind::internal) {
         spdlog::error("{} {}: {}", request.method_string(), request.target(), failure.message);
-        return transport::make_text_response(
-            request, http::status::internal_server_error,
-            "the index failed to answer this request; the administrator has the details in the log");
+        message = "the index failed to answer this request; the administrator has the details in the log";
     }
-    return transport::make_text_response(request, status_for(failure.kind), failure.message);
+    const auto status = transport::status_for(failure.kind);
+    if (failure.kind == error_kind::unauthorized) extra.set(http::field::www_authenticate, "Basic realm=\"wheelhouse\"");
+    std::string text = std::to_string(static_cast<unsigned>(status)) + " " +
+                       std::string(http::obsolete_reason(status)) + ": " + std::string(message);
+    return text_or_json_response(request, status, std::move(text), {{"error", message}}, std::move(extra), message);
+}
+
+transport::outgoing_response text_or_json_response(const http::request_header<>& request, http::status status,
+                                                   std::string text, const boost::json::object& json,
+                                                   http::fields extra, std::string_view reason) {
+    http::response<http::string_body> response{status, request.version()};
+    response.set(http::field::server, "wheelhouse");
+    if (!reason.empty()) response.reason(reason_phrase(reason));
+    for (const auto& field : extra) response.set(field.name_string(), field.value());
+    if (wants_json(request)) {
+        response.set(http::field::content_type, "application/json");
+        response.body() = boost::json::serialize(json) + "\n";
+    } else {
+        response.set(http::field::content_type, "text/plain; charset=utf-8");
+        response.body() = std::move(text) + "\n";
+    }
+    response.keep_alive(transport::wants_keep_alive(request));
+    response.prepare_payload();
+    const unsigned code = response.result_int();
+    if (request.method() == http::verb::head) {  // the headers GET would send, Content-Length included
+        response.body().clear();
+        return transport::outgoing_response{http::message_generator(std::move(response)), code, 0};
+    }
+    const std::uint64_t bytes = response.body().size();
+    return transport::outgoing_response{http::message_generator(std::move(response)), code, bytes};
 }
 
 }  // namespace wheelhouse::app

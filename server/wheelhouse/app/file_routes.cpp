@@ -17,7 +17,10 @@ namespace {
 using transport::make_text_response;
 
 constexpr std::string_view metadata_suffix = ".metadata";
-constexpr std::string_view immutable = "max-age=31536000, public, immutable";
+// A private index's answers must not be kept by shared caches (RFC 9111 §3.5: "public" would
+// let an nginx cache hand them to clients without a token).
+constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
+constexpr std::string_view immutable_private = "max-age=31536000, private, immutable";
 
 bool is_sha256_hex(std::string_view text) {
     if (text.size() != 64) return false;
@@ -29,7 +32,8 @@ bool is_sha256_hex(std::string_view text) {
 
 // Sends `path` (whose bytes hash to `etag_hex`) whole or in part, honouring Range and If-Range.
 transport::outgoing_response send_blob(const http::request_header<>& request, const std::filesystem::path& path,
-                                       std::string_view content_type, std::string_view etag_hex) {
+                                       std::string_view content_type, std::string_view etag_hex,
+                                       bool private_index) {
     transport::file_descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     struct stat info {};
     if (!file || ::fstat(file.get(), &info) != 0) {
@@ -42,7 +46,7 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
 
     http::fields headers;
     headers.set(http::field::etag, etag);
-    headers.set(http::field::cache_control, immutable);
+    headers.set(http::field::cache_control, private_index ? immutable_private : immutable_public);
     headers.set(http::field::accept_ranges, "bytes");
 
     if (const auto if_none_match = request[http::field::if_none_match];
@@ -126,14 +130,15 @@ transport::outgoing_response serve_file(const route_context& context, const http
     }
     if (wants_metadata) {
         return send_blob(request, context.blobs.metadata_path(sha256), "application/octet-stream",
-                         file->metadata_sha256);
+                         file->metadata_sha256, context.settings.private_index);
     }
     if (file->mode != catalog::download_mode::local) {
         return make_text_response(request, http::status::bad_gateway,
                                   "this file lives at a remote URL and this server has no remote download mode "
                                   "configured for it");
     }
-    return send_blob(request, context.blobs.blob_path(sha256), "application/octet-stream", sha256);
+    return send_blob(request, context.blobs.blob_path(sha256), "application/octet-stream", sha256,
+                     context.settings.private_index);
 }
 
 }  // namespace wheelhouse::app

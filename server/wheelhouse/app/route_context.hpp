@@ -24,6 +24,7 @@ struct app_settings {
     unsigned ingest_workers = 2;            // validation, hashing and catalog writes
     std::size_t ingest_queue = 16;          // uploads waiting for a worker before 503
     page_cache::options pages;              // how many variant indexes keep pages in memory
+    bool private_index = false;             // reads need a token (auth::scope::read or above)
 };
 
 struct route_context {

@@ -75,7 +75,9 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
                                       "allows none of them");
         }
     }
-    const std::string cache_control = "max-age=" + std::to_string(context.settings.page_max_age.count()) + ", public";
+    // "private" keeps a private index's pages out of shared caches (RFC 9111 §3.5).
+    const std::string cache_control = "max-age=" + std::to_string(context.settings.page_max_age.count()) +
+                                      (context.settings.private_index ? ", private" : ", public");
     // Pages chosen by ?format= do not depend on Accept.
     const bool vary_accept = !target.query_value("format").has_value();
 

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/app/error_response.hpp"
 #include "wheelhouse/app/upload_sinks.hpp"
 #include "wheelhouse/auth/credentials.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
@@ -15,45 +16,6 @@ namespace wheelhouse::app {
 namespace {
 
 using transport::outgoing_response;
-
-bool wants_json(const http::request_header<>& request) {
-    return request[http::field::accept].find("application/json") != std::string_view::npos;
-}
-
-// twine shows only the status line of a failed upload, so the reason phrase carries the
-// message: printable ASCII, one line, bounded.
-std::string reason_phrase(std::string_view message) {
-    std::string reason;
-    for (char c : message.substr(0, 300)) reason.push_back(c >= 0x20 && c < 0x7F ? c : ' ');
-    return reason;
-}
-
-outgoing_response answer(const http::request_header<>& request, http::status status, std::string_view reason,
-                         std::string text, boost::json::object json, http::fields extra = {}) {
-    http::response<http::string_body> response{status, request.version()};
-    response.set(http::field::server, "wheelhouse");
-    if (!reason.empty()) response.reason(reason_phrase(reason));
-    for (const auto& field : extra) response.set(field.name_string(), field.value());
-    if (wants_json(request)) {
-        response.set(http::field::content_type, "application/json");
-        response.body() = boost::json::serialize(json) + "\n";
-    } else {
-        response.set(http::field::content_type, "text/plain; charset=utf-8");
-        response.body() = std::move(text) + "\n";
-    }
-    response.keep_alive(transport::wants_keep_alive(request));
-    if (request.method() == http::verb::head) response.body().clear();
-    return transport::finish(std::move(response));
-}
-
-outgoing_response refuse(const http::request_header<>& request, const error& failure, http::fields extra = {}) {
-    const auto status = transport::status_for(failure.kind);
-    if (failure.kind == error_kind::unauthorized)
-        extra.set(http::field::www_authenticate, "Basic realm=\"wheelhouse\"");
-    std::string text = std::to_string(static_cast<unsigned>(status)) + " " +
-                       std::string(http::obsolete_reason(status)) + ": " + failure.message;
-    return answer(request, status, failure.message, std::move(text), {{"error", failure.message}}, std::move(extra));
-}
 
 outgoing_response accepted(const http::request_header<>& request, const ingest::ingest_result& ingested) {
     const auto& file = ingested.file;
@@ -71,7 +33,7 @@ outgoing_response accepted(const http::request_header<>& request, const ingest::
                              {"url", "/files/" + file.sha256 + "/" + file.filename},
                              {"page", page},
                              {"variant", variants::to_json(file.variant)}};
-    return answer(request, status, {}, std::move(text), std::move(json));
+    return text_or_json_response(request, status, std::move(text), std::move(json));
 }
 
 // The PEP 503 name in a wheel filename, when the filename parses; otherwise the ingester will
@@ -112,7 +74,7 @@ transport::body_plan upload_routes::plan(const http::request_header<>& request,
     auto reject = [&](const error& failure, http::fields extra = {}) {
         transport::body_plan plan;
         plan.how = transport::body_plan::kind::reject;
-        plan.rejection = refuse(request, failure, std::move(extra));
+        plan.rejection = error_response(request, failure, std::move(extra));
         return plan;
     };
 
@@ -186,7 +148,7 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
     // been revoked meanwhile, which is right to honour).
     auto presented = auth::parse_authorization(header[http::field::authorization]);
     auto grant = presented ? tokens_.authenticate(presented->token) : result<auth::token_grant>(presented.error());
-    if (!grant) return respond(refuse(header, grant.error()));
+    if (!grant) return respond(error_response(header, grant.error()));
 
     ingest::ingest_options options;
     options.uploaded_by = grant->name;
@@ -202,18 +164,18 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
         auto& sink = static_cast<form_upload_sink&>(*request.sink);
         const auto& form = sink.form();
         if (const auto action = form.first_value(":action"); action && *action != "file_upload") {
-            return respond(refuse(header, invalid("':action' is '" + std::string(*action) +
+            return respond(error_response(header, invalid("':action' is '" + std::string(*action) +
                                                   "'; this index takes only file_upload")));
         }
         if (const auto protocol = form.first_value("protocol_version"); protocol && *protocol != "1") {
-            return respond(refuse(header, invalid("protocol_version " + std::string(*protocol) +
+            return respond(error_response(header, invalid("protocol_version " + std::string(*protocol) +
                                                   " is not supported; send 1")));
         }
         filename = form.content_filename();
         options.expected.sha256 = digest_field(form, "sha256_digest");
         options.expected.blake2_256 = digest_field(form, "blake2_256_digest");
         options.expected.md5 = digest_field(form, "md5_digest");
-        if (auto allowed = check_project(*grant, filename); !allowed) return respond(refuse(header, allowed.error()));
+        if (auto allowed = check_project(*grant, filename); !allowed) return respond(error_response(header, allowed.error()));
         spool = sink.target().release();
     }
     request.sink.reset();
@@ -223,7 +185,7 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
         auto ingested = ingester_.ingest_spool(std::move(spool), filename, options);
         if (!ingested) {
             if (ingested.error().kind == error_kind::internal) spdlog::error("upload: {}", ingested.error().message);
-            return respond(refuse(header, ingested.error()));
+            return respond(error_response(header, ingested.error()));
         }
         if (auto used = tokens_.mark_used(token); !used) spdlog::warn("token '{}': {}", token, used.error().message);
         respond(accepted(header, *ingested));
@@ -232,7 +194,7 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
     if (!workers_.try_submit(std::move(work))) {
         http::fields retry;
         retry.set(http::field::retry_after, std::to_string(settings_.retry_after.count()));
-        respond(refuse(request.header, make_error(error_kind::unavailable,
+        respond(error_response(request.header, make_error(error_kind::unavailable,
                                                   "the index is busy ingesting other uploads; retry shortly"),
                        std::move(retry)));
     }

@@ -44,6 +44,7 @@ int serve(const config::overrides& values) {
     app_settings.max_upload_bytes = settings.max_upload_bytes;
     app_settings.ingest_workers = settings.ingest_workers;
     app_settings.ingest_queue = settings.ingest_queue;
+    app_settings.private_index = settings.private_index;
     app::application application(**catalog, *blobs, app_settings);
 
     transport::server_options options;

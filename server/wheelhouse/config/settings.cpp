@@ -35,6 +35,12 @@ result<void> apply_file(settings& out, const std::string& path) {
             else problem = "'" + std::string(key) + "' must be a non-negative integer";
         }
     };
+    auto boolean = [&](std::string_view key, auto setter) {
+        if (const auto* node = table.get(key)) {
+            if (auto value = node->value<bool>()) setter(*value);
+            else problem = "'" + std::string(key) + "' must be true or false";
+        }
+    };
     text("listen", [&](const std::string& v) { out.listen = v; });
     text("data", [&](const std::string& v) { out.data = v; });
     text("access-log", [&](const std::string& v) { out.access_log = v; });
@@ -46,11 +52,12 @@ result<void> apply_file(settings& out, const std::string& path) {
     number("drain-timeout", [&](std::uint64_t v) { out.drain_timeout = std::chrono::seconds(v); });
     number("ingest-workers", [&](std::uint64_t v) { out.ingest_workers = static_cast<unsigned>(v); });
     number("ingest-queue", [&](std::uint64_t v) { out.ingest_queue = static_cast<unsigned>(v); });
+    boolean("private", [&](bool v) { out.private_index = v; });
     if (!problem.empty()) return invalid("configuration file " + path + ": " + problem);
     for (const auto& [key, node] : table) {
         static constexpr std::string_view known[] = {"listen",       "data",          "access-log",   "threads",
                                                      "page-max-age", "max-upload-size", "idle-timeout", "read-timeout",
-                                                     "drain-timeout", "ingest-workers", "ingest-queue"};
+                                                     "drain-timeout", "ingest-workers", "ingest-queue", "private"};
         if (std::find(std::begin(known), std::end(known), key.str()) == std::end(known))
             return invalid("configuration file " + path + ": unknown key '" + std::string(key.str()) + "'");
     }
@@ -84,6 +91,10 @@ void add_options(CLI::App& command, overrides& values, bool server_options) {
         ->envname("WHEELHOUSE_INGEST_WORKERS");
     command.add_option("--ingest-queue", values.ingest_queue, "Uploads that may wait for a worker before 503 (default 16)")
         ->envname("WHEELHOUSE_INGEST_QUEUE");
+    command.add_flag("--private", values.private_index,
+                     "Private index: reading pages and files needs a token too (pip: "
+                     "--index-url http://__token__:TOKEN@HOST/simple/)")
+        ->envname("WHEELHOUSE_PRIVATE");
 }
 
 result<settings> resolve(const overrides& values) {
@@ -102,6 +113,7 @@ result<settings> resolve(const overrides& values) {
     if (values.drain_timeout) out.drain_timeout = std::chrono::seconds(*values.drain_timeout);
     apply(out.ingest_workers, values.ingest_workers);
     apply(out.ingest_queue, values.ingest_queue);
+    if (values.private_index) out.private_index = true;
     if (out.ingest_workers == 0) out.ingest_workers = std::max(1u, std::thread::hardware_concurrency());
     if (out.threads == 0) out.threads = std::max(1u, std::thread::hardware_concurrency());
     if (auto address = split_listen_address(out.listen); !address) return address.error();

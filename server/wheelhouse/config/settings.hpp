@@ -25,6 +25,7 @@ struct settings {
     std::chrono::seconds drain_timeout{10};
     unsigned ingest_workers = 0;  // 0: one per core
     unsigned ingest_queue = 16;
+    bool private_index = false;  // reads (/simple/, /files/, /api/) need a token too
 };
 
 // Values given on the command line or in the environment; unset ones fall through to the
@@ -42,6 +43,7 @@ struct overrides {
     std::optional<unsigned> drain_timeout;
     std::optional<unsigned> ingest_workers;
     std::optional<unsigned> ingest_queue;
+    bool private_index = false;  // the flag can only turn it on; the file may say either
 };
 
 // Registers --config, --data (WHEELHOUSE_DATA) and, with `server_options`, every server option.
