@@ -11,9 +11,9 @@
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/pep691/negotiation.hpp"
+#include "wheelhouse/render/simple_index.hpp"
 #include "wheelhouse/render/simple_pages.hpp"
 #include "wheelhouse/transport/responses.hpp"
-#include "wheelhouse/variants/variant_view.hpp"
 
 namespace wheelhouse::app {
 namespace {
@@ -25,9 +25,7 @@ using rendered = result<std::optional<std::string>>;
 rendered render_project_list(const route_context& context, pep691::page_format format) {
     const auto projects = context.catalog.list_projects();
     if (!projects) return projects.error();
-    std::vector<render::project_listing> listing;
-    listing.reserve(projects->size());
-    for (const auto& entry : *projects) listing.push_back({entry.project.name, entry.project.display_name});
+    const auto listing = render::project_listings(*projects);
     return std::optional(format == pep691::page_format::json ? render::project_list_json(listing)
                                                              : render::project_list_html(listing));
 }
@@ -38,12 +36,7 @@ rendered render_project(const route_context& context, const std::string& name, c
     if (!found) return found.error();
     if (!*found) return std::optional<std::string>();
     auto& [project, files] = **found;
-    if (index.selector) {
-        std::vector<catalog::file_record> listed;
-        for (const auto position : variants::listed_files(files, *index.selector))
-            listed.push_back(std::move(files[position]));
-        files = std::move(listed);
-    }
+    files = render::index_files(std::move(files), index.selector);
     render::link_options links;
     links.files_base = context.settings.files_base;
     return std::optional(format == pep691::page_format::json ? render::project_page_json(project, files, links)

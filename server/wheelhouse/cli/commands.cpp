@@ -1,5 +1,8 @@
 #include "wheelhouse/cli/commands.hpp"
 
+#include "wheelhouse/cli/backup_command.hpp"
+#include "wheelhouse/cli/export_command.hpp"
+#include "wheelhouse/cli/fsck_command.hpp"
 #include "wheelhouse/cli/ingest_command.hpp"
 #include "wheelhouse/cli/inspect_command.hpp"
 #include "wheelhouse/cli/serve_command.hpp"
@@ -15,6 +18,10 @@ void add_commands(CLI::App& app) {
     add_ingest_command(app);
     add_inspect_command(app);
     add_token_command(app);
+    add_backup_command(app);
+    add_restore_command(app);
+    add_fsck_command(app);
+    add_export_command(app);
 }
 
 int exit_status() noexcept { return g_exit_status; }

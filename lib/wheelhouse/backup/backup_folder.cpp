@@ -1,0 +1,237 @@
+#include "wheelhouse/backup/backup_folder.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <set>
+
+#include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/catalog/records.hpp"
+#include "wheelhouse/render/simple_pages.hpp"
+#include "wheelhouse/sqlite/connection.hpp"
+#include "wheelhouse/storage/blob_path.hpp"
+#include "wheelhouse/storage/file_copy.hpp"
+#include "wheelhouse/storage/staging_dir.hpp"
+
+namespace wheelhouse::backup {
+namespace {
+
+constexpr std::uint64_t max_manifest_size = 256ULL << 20;
+
+// What the copy's rows need from the blob store, one entry per blob.
+struct blob_use {
+    std::string sha256;
+    bool required = false;               // some row serves it from the blob store (local)
+    std::string metadata_sha256;         // of its .metadata; empty when no row knows one
+    std::string filename;                // one row that uses it, for messages
+};
+
+result<std::vector<blob_use>> blobs_used(const std::filesystem::path& database, std::int64_t& rows) {
+    auto db = sqlite::connection::open(database, {.read_only = true, .create = false});
+    if (!db) return db.error();
+    auto query = db->prepare("SELECT sha256, download_mode, metadata_sha256, filename FROM files ORDER BY sha256, filename");
+    if (!query) return query.error();
+    std::vector<blob_use> uses;
+    rows = 0;
+    for (;;) {
+        auto row = query->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        ++rows;
+        auto sha256 = query->column_text(0);
+        if (uses.empty() || uses.back().sha256 != sha256) uses.push_back({sha256, false, {}, query->column_text(3)});
+        auto& use = uses.back();
+        if (query->column_text(1) == catalog::to_string(catalog::download_mode::local)) use.required = true;
+        if (use.metadata_sha256.empty()) use.metadata_sha256 = query->column_text(2);
+    }
+    return uses;
+}
+
+std::string now_iso8601() {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    return render::iso8601_utc(now.count());
+}
+
+// Copies one file of the blob store into `root` at `relative`, creating its folders.
+result<storage::file_digest> copy_into(const std::filesystem::path& source, const std::filesystem::path& root,
+                                       const std::string& relative, std::set<std::filesystem::path>& folders) {
+    const auto target = root / relative;
+    std::error_code failure;
+    if (!std::filesystem::exists(source, failure))  // no empty folders in the backup for what is missing
+        return make_error(error_kind::not_found, "no file " + source.string());
+    std::filesystem::create_directories(target.parent_path(), failure);
+    if (failure) {
+        return make_error(error_kind::internal,
+                          "creating the folder " + target.parent_path().string() + ": " + failure.message());
+    }
+    folders.insert(target.parent_path());
+    return storage::copy_file_hashed(source, target, 0444);
+}
+
+result<void> sync_folders(const std::set<std::filesystem::path>& folders) {
+    for (const auto& folder : folders) {
+        if (auto synced = storage::sync_directory(folder); !synced) return synced.error();
+    }
+    return {};
+}
+
+}  // namespace
+
+result<backup_report> create_backup(const std::filesystem::path& data_dir, const std::filesystem::path& out,
+                                    const backup_options& options) {
+    const auto source = data_dir / catalog_name;
+    std::error_code failure;
+    if (!std::filesystem::is_regular_file(source, failure)) {
+        return make_error(error_kind::not_found,
+                          "no catalog at " + source.string() + "; --data must name a wheelhouse data folder");
+    }
+    auto staging = storage::staging_dir::create(out);
+    if (!staging) return staging.error();
+    const auto& root = staging->path();
+
+    backup_report report;
+    report.location = staging->target();
+    auto copied = copy_database(source, root / catalog_name, options.copy);
+    if (!copied) return copied.error();
+    report.database = *copied;
+
+    manifest contents;
+    contents.created = now_iso8601();
+    contents.schema_version = copied->schema_version;
+    contents.includes_blobs = options.include_blobs;
+    auto catalog_digest = storage::hash_file(root / catalog_name);
+    if (!catalog_digest) return catalog_digest.error();
+    contents.catalog = {std::string(catalog_name), catalog_digest->sha256, catalog_digest->size};
+    report.bytes = catalog_digest->size;
+
+    auto uses = blobs_used(root / catalog_name, contents.file_rows);
+    if (!uses) return uses.error();
+    report.file_rows = contents.file_rows;
+
+    std::set<std::filesystem::path> folders{root};
+    if (options.include_blobs) {
+        const auto store_root = data_dir;
+        for (const auto& use : *uses) {
+            const auto relative = storage::relative_blob_path(use.sha256);
+            auto blob = copy_into(store_root / relative, root, relative, folders);
+            if (blob && blob->sha256 != use.sha256) {
+                std::filesystem::remove(root / relative, failure);
+                report.warnings.push_back("the blob of " + use.filename + " is corrupt in the data folder (its bytes hash to " +
+                                          blob->sha256 + "); left out");
+            } else if (blob) {
+                contents.blobs.push_back({relative, blob->sha256, blob->size});
+                report.bytes += blob->size;
+                ++report.blobs;
+            } else if (blob.error().kind != error_kind::not_found) {
+                return blob.error();
+            } else if (use.required) {
+                report.warnings.push_back("the blob of " + use.filename + " (" + use.sha256 +
+                                          ") is missing from the data folder (or was deleted since the snapshot)");
+            }
+
+            if (use.metadata_sha256.empty()) continue;
+            const auto metadata_relative = relative + ".metadata";
+            auto metadata = copy_into(store_root / metadata_relative, root, metadata_relative, folders);
+            if (metadata && metadata->sha256 != use.metadata_sha256) {
+                std::filesystem::remove(root / metadata_relative, failure);
+                report.warnings.push_back("the METADATA of " + use.filename + " is corrupt in the data folder; left out");
+            } else if (metadata) {
+                contents.blobs.push_back({metadata_relative, metadata->sha256, metadata->size});
+                report.bytes += metadata->size;
+                ++report.metadata_files;
+            } else if (metadata.error().kind != error_kind::not_found) {
+                return metadata.error();
+            } else {
+                report.warnings.push_back("the METADATA of " + use.filename + " is missing from the data folder");
+            }
+        }
+        std::sort(contents.blobs.begin(), contents.blobs.end(),
+                  [](const manifest_entry& a, const manifest_entry& b) { return a.path < b.path; });
+    }
+    if (auto synced = sync_folders(folders); !synced) return synced.error();
+    // Last: a folder without manifest.json is not a backup.
+    if (auto written = storage::write_new_file(root / manifest_name, to_json(contents), 0444); !written)
+        return written.error();
+    if (auto synced = storage::sync_directory(root); !synced) return synced.error();
+    if (auto committed = staging->commit(); !committed) return committed.error();
+    return report;
+}
+
+result<manifest> read_manifest(const std::filesystem::path& backup_dir) {
+    std::error_code failure;
+    if (!std::filesystem::is_directory(backup_dir, failure)) {
+        return invalid(backup_dir.string() + " is not a folder; a wheelhouse backup is the folder `wheelhouse backup` wrote");
+    }
+    const auto path = backup_dir / manifest_name;
+    const auto size = std::filesystem::file_size(path, failure);
+    if (failure) {
+        return invalid(backup_dir.string() + " is not a finished wheelhouse backup: it has no " +
+                       std::string(manifest_name) + " (a backup that was cut off before its end has none)");
+    }
+    if (size > max_manifest_size) return invalid(path.string() + " is too large to be a manifest");
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) return make_error(error_kind::internal, "cannot read " + path.string());
+    auto parsed = parse_manifest(text);
+    if (!parsed) return invalid(backup_dir.string() + "/" + parsed.error().message);
+    return parsed;
+}
+
+result<restore_report> restore_backup(const std::filesystem::path& backup_dir, const std::filesystem::path& data_dir) {
+    auto contents = read_manifest(backup_dir);
+    if (!contents) return contents.error();
+    auto staging = storage::staging_dir::create(data_dir);
+    if (!staging) return staging.error();
+    const auto& root = staging->path();
+
+    restore_report report;
+    report.location = staging->target();
+    std::set<std::filesystem::path> folders{root};
+    const auto restore_one = [&](const manifest_entry& entry, unsigned mode) -> result<void> {
+        const auto source = backup_dir / entry.path;
+        const auto target = root / entry.path;
+        std::error_code failure;
+        std::filesystem::create_directories(target.parent_path(), failure);
+        if (failure) {
+            return make_error(error_kind::internal,
+                              "creating the folder " + target.parent_path().string() + ": " + failure.message());
+        }
+        folders.insert(target.parent_path());
+        auto copied = storage::copy_file_hashed(source, target, mode);
+        if (!copied) {
+            if (copied.error().kind == error_kind::not_found)
+                return invalid("the backup is incomplete: " + source.string() + " is listed in its manifest but missing");
+            return copied.error();
+        }
+        if (copied->size != entry.size || copied->sha256 != entry.sha256) {
+            return invalid("the backup is corrupt: " + source.string() + " has " + std::to_string(copied->size) +
+                           " bytes with sha256 " + copied->sha256 + ", its manifest says " + std::to_string(entry.size) +
+                           " bytes with sha256 " + entry.sha256 +
+                           (copied->size < entry.size ? " (it was cut short)" : ""));
+        }
+        report.bytes += copied->size;
+        return {};
+    };
+
+    if (auto restored = restore_one(contents->catalog, 0644); !restored) return restored.error();
+    if (auto checked = check_database(root / catalog_name); !checked)
+        return invalid("the backup's catalog is damaged: " + checked.error().message);
+    for (const auto& entry : contents->blobs) {
+        if (auto restored = restore_one(entry, 0444); !restored) return restored.error();
+    }
+    {
+        // Brings an older backup's schema up to date and switches the catalog to WAL, now
+        // rather than at the server's start, so a catalog this binary cannot use is refused here.
+        auto opened = catalog::catalog::open(root / catalog_name);
+        if (!opened) return invalid("the backup's catalog cannot be used: " + opened.error().message);
+    }
+    if (auto synced = sync_folders(folders); !synced) return synced.error();
+    if (auto committed = staging->commit(); !committed) return committed.error();
+    report.contents = std::move(contents).value();
+    return report;
+}
+
+}  // namespace wheelhouse::backup

@@ -1,0 +1,292 @@
+#include "wheelhouse/fsck/checker.hpp"
+
+#include <sys/stat.h>
+
+#include <map>
+#include <set>
+#include <system_error>
+
+#include "wheelhouse/catalog/audit.hpp"
+#include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/ingest/wheel_archive.hpp"
+#include "wheelhouse/storage/blob_path.hpp"
+#include "wheelhouse/storage/blob_store.hpp"
+#include "wheelhouse/storage/file_copy.hpp"
+
+namespace wheelhouse::fsck {
+namespace {
+
+constexpr std::string_view actor = "fsck";
+
+// What the catalog's rows say about one blob.
+struct blob_rows {
+    std::vector<std::string> filenames;        // every row with these bytes
+    std::vector<std::string> local_filenames;  // those served from the store
+    std::string metadata_sha256;               // empty when no row knows it
+    std::uint64_t size = 0;
+};
+
+result<std::map<std::string, blob_rows>> read_rows(catalog::catalog& catalog, std::size_t& count) {
+    std::map<std::string, blob_rows> rows;
+    count = 0;
+    auto read = catalog.read_snapshot([&](sqlite::connection& db) -> result<void> {
+        auto query = db.prepare("SELECT sha256, filename, download_mode, metadata_sha256, size FROM files ORDER BY filename");
+        if (!query) return query.error();
+        for (;;) {
+            auto row = query->step();
+            if (!row) return row.error();
+            if (!*row) return {};
+            ++count;
+            auto& entry = rows[query->column_text(0)];
+            auto filename = query->column_text(1);
+            if (query->column_text(2) == catalog::to_string(catalog::download_mode::local))
+                entry.local_filenames.push_back(filename);
+            entry.filenames.push_back(std::move(filename));
+            if (entry.metadata_sha256.empty()) entry.metadata_sha256 = query->column_text(3);
+            entry.size = static_cast<std::uint64_t>(query->column_int64(4));
+        }
+    });
+    if (!read) return read.error();
+    return rows;
+}
+
+struct store_files {
+    std::set<std::string> blobs;
+    std::set<std::string> metadata;
+    std::vector<std::filesystem::path> strays;
+};
+
+result<store_files> walk_store(const storage::blob_store& store) {
+    store_files found;
+    const auto root = store.data_dir() / "blobs";
+    std::error_code failure;
+    std::filesystem::recursive_directory_iterator walk(root, failure);
+    for (; !failure && walk != std::filesystem::recursive_directory_iterator(); walk.increment(failure)) {
+        if (walk->is_directory(failure)) continue;
+        const auto relative = walk->path().lexically_relative(store.data_dir()).generic_string();
+        const auto parts = storage::parse_blob_path(relative);
+        if (!parts || !walk->is_regular_file(failure)) {
+            found.strays.push_back(walk->path());
+            continue;
+        }
+        (parts->metadata ? found.metadata : found.blobs).insert(parts->sha256);
+    }
+    if (failure && failure != std::errc::no_such_file_or_directory)
+        return make_error(error_kind::internal, "reading " + root.string() + ": " + failure.message());
+    return found;
+}
+
+// Moves a damaged file out of the store, keeping it for a person to look at.
+result<std::filesystem::path> quarantine(const storage::blob_store& store, const std::filesystem::path& path) {
+    const auto folder = store.data_dir() / "quarantine";
+    std::error_code failure;
+    std::filesystem::create_directories(folder, failure);
+    if (failure) return make_error(error_kind::internal, "creating " + folder.string() + ": " + failure.message());
+    auto target = folder / (path.filename().string() + "." + std::to_string(catalog::now_ms()));
+    std::filesystem::rename(path, target, failure);
+    if (failure) return make_error(error_kind::internal, "moving " + path.string() + " to " + target.string() + ": " + failure.message());
+    return target;
+}
+
+// METADATA again from the wheel itself, when the blob is sound and it hashes as the row says.
+result<void> rewrite_metadata(const storage::blob_store& store, const std::string& sha256, const std::string& expected) {
+    auto archive = ingest::read_wheel_archive(store.blob_path(sha256));
+    if (!archive) return archive.error();
+    const auto digest = crypto::sha256_hex(archive->metadata);
+    if (digest != expected) {
+        return invalid("the wheel's own METADATA hashes to " + digest + ", not to the row's metadata_sha256 " + expected);
+    }
+    auto put = store.put_metadata(sha256, archive->metadata);
+    if (!put) return put.error();
+    return {};
+}
+
+std::string first_of(const std::vector<std::string>& names) { return names.empty() ? std::string() : names.front(); }
+
+}  // namespace
+
+std::string_view to_string(problem_kind kind) noexcept {
+    switch (kind) {
+        case problem_kind::missing_blob: return "missing blob";
+        case problem_kind::orphan_blob: return "orphan blob";
+        case problem_kind::corrupt_blob: return "corrupt blob";
+        case problem_kind::missing_metadata: return "missing metadata";
+        case problem_kind::orphan_metadata: return "orphan metadata";
+        case problem_kind::corrupt_metadata: return "corrupt metadata";
+        case problem_kind::stray_file: return "stray file";
+    }
+    return "problem";
+}
+
+std::size_t fsck_report::unfixed() const noexcept {
+    std::size_t count = 0;
+    for (const auto& found : problems) count += found.fixed ? 0 : 1;
+    return count;
+}
+
+result<fsck_report> check(catalog::catalog& catalog, const storage::blob_store& store, const fsck_options& options) {
+    fsck_report report;
+    auto rows = read_rows(catalog, report.rows);
+    if (!rows) return rows.error();
+    auto found = walk_store(store);
+    if (!found) return found.error();
+    report.blobs = found->blobs.size();
+    report.metadata_files = found->metadata.size();
+
+    const auto remove_unused = [&](problem& entry) -> result<void> {
+        auto released = catalog.release_blob(entry.sha256, [&] { return store.remove(entry.sha256); });
+        if (!released) return released.error();
+        entry.fixed = *released;
+        entry.action = *released ? "removed" : "kept: a row uses it now";
+        return {};
+    };
+    const auto still_unused = [&](const std::string& sha256) -> result<bool> {
+        auto used = catalog.references_blob(sha256);  // a row may have come since the snapshot
+        if (!used) return used.error();
+        return !*used;
+    };
+
+    for (const auto& path : found->strays) {
+        problem entry{problem_kind::stray_file, {}, {}, path, "not a blob store name (blobs/sha256/ab/cd/<sha256>)", false,
+                      "move it away"};
+        if (options.fix) {
+            auto moved = quarantine(store, path);
+            if (!moved) return moved.error();
+            entry.fixed = true;
+            entry.action = "moved to " + moved->string();
+        }
+        report.problems.push_back(std::move(entry));
+    }
+
+    std::set<std::string> unusable;  // blobs that turned out corrupt and left the store
+    for (const auto& sha256 : found->blobs) {
+        const auto path = store.blob_path(sha256);
+        const auto row = rows->find(sha256);
+        if (row == rows->end()) {
+            auto unused = still_unused(sha256);
+            if (!unused) return unused.error();
+            if (!*unused) continue;
+            problem entry{problem_kind::orphan_blob, sha256, {}, path, "no catalog row uses it", false,
+                          "remove it with --fix"};
+            if (options.fix) {
+                if (auto removed = remove_unused(entry); !removed) return removed.error();
+            }
+            report.problems.push_back(std::move(entry));
+            continue;
+        }
+        std::string damage;
+        std::error_code failure;
+        const auto size = std::filesystem::file_size(path, failure);
+        if (failure) return make_error(error_kind::internal, "reading " + path.string() + ": " + failure.message());
+        if (size != row->second.size) {
+            damage = std::to_string(size) + " bytes where the catalog says " + std::to_string(row->second.size);
+        } else if (options.hash_blobs) {
+            auto digest = storage::hash_file(path);
+            if (!digest) return digest.error();
+            report.bytes_hashed += digest->size;
+            if (digest->sha256 != sha256) damage = "its bytes hash to " + digest->sha256;
+        }
+        if (damage.empty()) continue;
+        problem entry{problem_kind::corrupt_blob, sha256, first_of(row->second.filenames), path, damage, false,
+                      "--fix moves it to DATA/quarantine/"};
+        if (options.fix) {
+            auto moved = quarantine(store, path);
+            if (!moved) return moved.error();
+            entry.fixed = true;
+            entry.action = "moved to " + moved->string();
+            unusable.insert(sha256);
+        }
+        report.problems.push_back(std::move(entry));
+    }
+
+    for (const auto& sha256 : found->metadata) {
+        const auto path = store.metadata_path(sha256);
+        const auto row = rows->find(sha256);
+        if (row == rows->end()) {
+            auto unused = still_unused(sha256);
+            if (!unused) return unused.error();
+            if (!*unused) continue;
+            // Beside an orphan blob it is that blob's problem, and goes with it.
+            if (found->blobs.contains(sha256)) continue;
+            problem entry{problem_kind::orphan_metadata, sha256, {}, path, "no catalog row uses it", false,
+                          "remove it with --fix"};
+            if (options.fix) {
+                if (auto removed = remove_unused(entry); !removed) return removed.error();
+            }
+            report.problems.push_back(std::move(entry));
+            continue;
+        }
+        const auto& expected = row->second.metadata_sha256;
+        if (expected.empty()) continue;  // the row does not say: nothing to compare with
+        auto digest = storage::hash_file(path);
+        if (!digest) return digest.error();
+        if (digest->sha256 == expected) continue;
+        problem entry{problem_kind::corrupt_metadata, sha256, first_of(row->second.filenames), path,
+                      "it hashes to " + digest->sha256 + ", the row's metadata_sha256 is " + expected, false,
+                      "--fix writes it again from the wheel"};
+        if (options.fix) {
+            auto moved = quarantine(store, path);
+            if (!moved) return moved.error();
+            entry.action = "moved to " + moved->string();
+            if (found->blobs.contains(sha256) && !unusable.contains(sha256)) {
+                auto rewritten = rewrite_metadata(store, sha256, expected);
+                entry.fixed = rewritten.has_value();
+                entry.action += rewritten ? "; written again from the wheel"
+                                          : "; not written again: " + rewritten.error().message;
+            } else {
+                entry.action += "; not written again: the wheel's blob is not in the store";
+            }
+        }
+        report.problems.push_back(std::move(entry));
+    }
+
+    for (const auto& [sha256, row] : *rows) {
+        const bool blob_present = found->blobs.contains(sha256) && !unusable.contains(sha256);
+        if (!row.local_filenames.empty() && !blob_present) {
+            // Deleted since the snapshot (row and blob both gone) is no problem.
+            auto used = catalog.references_blob(sha256);
+            if (!used) return used.error();
+            if (!*used || (store.has_blob(sha256) && !unusable.contains(sha256))) continue;
+            problem entry{problem_kind::missing_blob, sha256, first_of(row.local_filenames), store.blob_path(sha256),
+                          "the wheel's bytes are not in the store", false,
+                          "copy the wheel there from a backup (its sha256 is its name), or delete the row with "
+                          "--fix --delete-missing-rows"};
+            if (options.fix && options.delete_missing_rows) {
+                for (const auto& filename : row.local_filenames) {
+                    auto deleted = catalog.delete_file(filename, actor);
+                    if (!deleted && deleted.error().kind != error_kind::not_found) return deleted.error();
+                }
+                // Its METADATA, if left, has no row now (unless a remote row shares the bytes).
+                auto released = catalog.release_blob(sha256, [&] { return store.remove(sha256); });
+                if (!released) return released.error();
+                entry.fixed = true;
+                entry.action = "deleted the row" + std::string(row.local_filenames.size() == 1 ? "" : "s") + " of " +
+                               first_of(row.local_filenames);
+            }
+            report.problems.push_back(std::move(entry));
+            continue;
+        }
+        if (row.metadata_sha256.empty() || found->metadata.contains(sha256)) continue;
+        if (store.has_metadata(sha256)) continue;  // written since the walk
+        auto used = catalog.references_blob(sha256);
+        if (!used) return used.error();
+        if (!*used) continue;
+        problem entry{problem_kind::missing_metadata, sha256, first_of(row.filenames), store.metadata_path(sha256),
+                      "the row has a metadata_sha256 but there is no .metadata file", false,
+                      "--fix writes it again from the wheel"};
+        if (options.fix) {
+            if (blob_present) {
+                auto rewritten = rewrite_metadata(store, sha256, row.metadata_sha256);
+                entry.fixed = rewritten.has_value();
+                entry.action = rewritten ? "written again from the wheel" : "not written again: " + rewritten.error().message;
+            } else {
+                entry.action = "not written again: the wheel's blob is not in the store";
+            }
+        }
+        report.problems.push_back(std::move(entry));
+    }
+    return report;
+}
+
+}  // namespace wheelhouse::fsck

@@ -1,0 +1,186 @@
+#include "wheelhouse/static_export/static_site.hpp"
+
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/render/simple_index.hpp"
+#include "wheelhouse/render/simple_pages.hpp"
+#include "wheelhouse/storage/blob_store.hpp"
+#include "wheelhouse/storage/file_copy.hpp"
+#include "wheelhouse/storage/staging_dir.hpp"
+
+namespace wheelhouse::static_export {
+namespace {
+
+// One index of pages: /simple/ or a variant's.
+struct index_tree {
+    std::filesystem::path folder;                // OUT/simple or OUT/variants/<selector>/simple
+    std::optional<variants::selector> selector;
+};
+
+result<void> make_folder(const std::filesystem::path& folder) {
+    std::error_code failure;
+    std::filesystem::create_directories(folder, failure);
+    if (failure) return make_error(error_kind::internal, "creating " + folder.string() + ": " + failure.message());
+    return {};
+}
+
+// The bytes a static host can serve for `file`: a blob in the store. Remote rows without a
+// cached blob have none, and are linked at their remote URL.
+bool held_locally(const catalog::file_record& file, const storage::blob_store& store) {
+    if (file.mode == catalog::download_mode::local || !file.remote_url) return true;
+    return file.mode == catalog::download_mode::cache && store.has_blob(file.sha256);
+}
+
+class site_writer {
+public:
+    site_writer(const storage::blob_store& store, std::filesystem::path root, export_report& report)
+        : store_(store), root_(std::move(root)), report_(report) {}
+
+    result<void> write_page(const std::filesystem::path& folder, std::string_view name, std::string_view bytes) {
+        if (auto made = make_folder(folder); !made) return made;
+        if (auto written = storage::write_new_file(folder / name, bytes); !written) return written;
+        ++report_.pages;
+        report_.bytes += bytes.size();
+        return {};
+    }
+
+    // Copies the wheel and its METADATA to files/<sha256>/<filename>, checking both digests.
+    result<void> copy_file(const catalog::file_record& file) {
+        if (!copied_.insert(file.sha256 + "/" + file.filename).second) return {};
+        const auto folder = root_ / "files" / file.sha256;
+        if (auto made = make_folder(folder); !made) return made;
+        auto wheel = storage::copy_file_hashed(store_.blob_path(file.sha256), folder / file.filename, 0444);
+        if (!wheel) {
+            return make_error(error_kind::internal, "cannot export " + file.filename + ": " + wheel.error().message +
+                                                        "; run `wheelhouse fsck`");
+        }
+        if (wheel->sha256 != file.sha256) {
+            return make_error(error_kind::internal, "cannot export " + file.filename + ": its blob hashes to " +
+                                                        wheel->sha256 + ", not " + file.sha256 +
+                                                        "; run `wheelhouse fsck`");
+        }
+        ++report_.wheels;
+        report_.bytes += wheel->size;
+        if (file.metadata_sha256.empty()) return {};
+        auto metadata = storage::copy_file_hashed(store_.metadata_path(file.sha256),
+                                                  folder / (file.filename + ".metadata"), 0444);
+        if (!metadata) {
+            return make_error(error_kind::internal, "cannot export the METADATA of " + file.filename + ": " +
+                                                        metadata.error().message + "; run `wheelhouse fsck`");
+        }
+        if (metadata->sha256 != file.metadata_sha256) {
+            return make_error(error_kind::internal, "cannot export the METADATA of " + file.filename +
+                                                        ": it does not match the catalog's metadata_sha256; run "
+                                                        "`wheelhouse fsck`");
+        }
+        ++report_.metadata_files;
+        report_.bytes += metadata->size;
+        return {};
+    }
+
+private:
+    const storage::blob_store& store_;
+    std::filesystem::path root_;
+    export_report& report_;
+    std::set<std::string> copied_;
+};
+
+}  // namespace
+
+result<std::string> files_base_for(std::string_view base_url) {
+    if (base_url.empty()) return invalid("the base URL is empty; give the URL the export will be served from, or /");
+    for (const char c : base_url) {
+        if (static_cast<unsigned char>(c) <= ' ' || c == '"' || c == '<' || c == '>' || c == '\\' || c == 0x7f)
+            return invalid("the base URL '" + std::string(base_url) + "' holds a space, quote or control character");
+        if (c == '?' || c == '#')
+            return invalid("the base URL '" + std::string(base_url) + "' has a query or fragment; links are built by appending paths to it");
+    }
+    std::string_view rest = base_url;
+    if (rest.starts_with("https://")) rest.remove_prefix(8);
+    else if (rest.starts_with("http://")) rest.remove_prefix(7);
+    else if (!rest.starts_with('/') || rest.starts_with("//"))
+        return invalid("the base URL '" + std::string(base_url) + "' must start with http://, https:// or / (a path on the same host)");
+    if (rest.data() != base_url.data()) {
+        const auto host = rest.substr(0, rest.find('/'));
+        if (host.empty()) return invalid("the base URL '" + std::string(base_url) + "' has no host");
+        if (host.find('@') != std::string_view::npos)
+            return invalid("the base URL '" + std::string(base_url) + "' holds credentials; they would be published in every page");
+    }
+    std::string base(base_url);
+    while (base.ends_with('/')) base.pop_back();
+    return base + "/files/";
+}
+
+result<export_report> export_site(const catalog::catalog& catalog, const storage::blob_store& store,
+                                  const std::filesystem::path& out, const export_options& options) {
+    auto files_base = files_base_for(options.base_url);
+    if (!files_base) return files_base.error();
+    auto staging = storage::staging_dir::create(out);
+    if (!staging) return staging.error();
+    const auto& root = staging->path();
+
+    export_report report;
+    report.location = staging->target();
+    site_writer writer(store, root, report);
+
+    std::vector<index_tree> trees{{root / "simple", std::nullopt}};
+    for (const auto& selector : options.variants)
+        trees.push_back({root / "variants" / selector.canonical() / "simple", selector});
+
+    auto projects = catalog.list_projects();
+    if (!projects) return projects.error();
+    const auto listing = render::project_listings(*projects);
+    const auto list_html = render::project_list_html(listing);
+    const auto list_json = render::project_list_json(listing);
+    for (const auto& tree : trees) {
+        if (auto written = writer.write_page(tree.folder, "index.html", list_html); !written) return written.error();
+        if (auto written = writer.write_page(tree.folder, "index.json", list_json); !written) return written.error();
+    }
+
+    render::link_options links;
+    links.files_base = *files_base;
+    links.remote_files_direct = true;
+    for (const auto& entry : *projects) {
+        auto found = catalog.files_of_project(entry.project.name);
+        if (!found) return found.error();
+        if (!*found) continue;  // deleted since the list was read
+        auto& [project, files] = **found;
+        ++report.projects;
+        for (auto& file : files) {
+            if (held_locally(file, store)) {
+                file.mode = catalog::download_mode::local;  // links go to our copy under files/
+                continue;
+            }
+            // pip would look for "<remote URL>.metadata", which a release host does not have.
+            file.metadata_sha256.clear();
+            file.metadata_size = 0;
+        }
+        // The pages list no files of a quarantined project (PEP 792) and the server serves none.
+        if (project.status != catalog::project_status::quarantined) {
+            for (const auto& file : files) {
+                if (file.mode != catalog::download_mode::local) {
+                    ++report.remote_links;
+                    continue;
+                }
+                if (auto copied = writer.copy_file(file); !copied) return copied.error();
+            }
+        }
+        for (const auto& tree : trees) {
+            const auto shown = render::index_files(files, tree.selector);
+            const auto folder = tree.folder / project.name;
+            if (auto written = writer.write_page(folder, "index.html", render::project_page_html(project, shown, links));
+                !written)
+                return written.error();
+            if (auto written = writer.write_page(folder, "index.json", render::project_page_json(project, shown, links));
+                !written)
+                return written.error();
+        }
+    }
+    if (auto committed = staging->commit(); !committed) return committed.error();
+    return report;
+}
+
+}  // namespace wheelhouse::static_export

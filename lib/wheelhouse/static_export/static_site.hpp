@@ -1,0 +1,64 @@
+#pragma once
+// `wheelhouse export`: the index as static files, for GitHub Pages, a CDN or an object store.
+//   OUT/simple/index.html, index.json                    the project list, as /simple/ serves it
+//   OUT/simple/<project>/index.html, index.json          each project page
+//   OUT/variants/<selector>/simple/…                     the same for each --variant, as the server's
+//                                                        /variants/<selector>/simple/ (canonical spelling)
+//   OUT/files/<sha256>/<filename>                        every wheel held locally, copied
+//   OUT/files/<sha256>/<filename>.metadata               its METADATA (PEP 658)
+// The paths are the server's own, so the same pip lines work with either, and the pages are
+// the server's byte for byte, except:
+//  - file links start with the base URL (`/` gives the server's own links, "/files/…");
+//  - files the index does not hold (remote rows without a cached blob) link straight to their
+//    remote URL, without core-metadata: a release host has no "<url>.metadata" beside them.
+// The wheels are copied because a static host must serve the links it publishes; each copy is
+// checked against its sha256. Built in a temporary folder and renamed into place when done.
+//
+// Thread safety: runs on the caller's thread; safe beside a running server (each page is one
+// snapshot; a file added meanwhile is in its page and copied with it).
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelhouse/result.hpp"
+#include "wheelhouse/variants/selector.hpp"
+
+namespace wheelhouse::catalog {
+class catalog;
+}
+namespace wheelhouse::storage {
+class blob_store;
+}
+
+namespace wheelhouse::static_export {
+
+struct export_options {
+    std::string base_url = "/";                   // where OUT will be served from
+    std::vector<variants::selector> variants;     // variant indexes to write beside /simple/
+};
+
+struct export_report {
+    std::filesystem::path location;
+    std::size_t projects = 0;
+    std::size_t pages = 0;           // HTML and JSON files written
+    std::size_t wheels = 0;          // wheels copied
+    std::size_t metadata_files = 0;
+    std::size_t remote_links = 0;    // files linked at their remote URL
+    std::uint64_t bytes = 0;
+};
+
+// "https://host/path", "http://host:8080" or an absolute path "/", "/wheels": without query,
+// fragment or credentials. Returns the prefix file links start with: the URL with exactly one
+// '/' added, then "files/". `invalid` says what is wrong.
+result<std::string> files_base_for(std::string_view base_url);
+
+// Writes the export into `out`, which must be absent or an empty folder (`invalid`
+// otherwise). A blob that is missing or does not match its sha256 stops the export
+// (`internal`, naming the file: run `wheelhouse fsck`); nothing is left at `out` on failure.
+result<export_report> export_site(const catalog::catalog& catalog, const storage::blob_store& store,
+                                  const std::filesystem::path& out, const export_options& options);
+
+}  // namespace wheelhouse::static_export

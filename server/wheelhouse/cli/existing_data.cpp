@@ -1,0 +1,19 @@
+#include "wheelhouse/cli/existing_data.hpp"
+
+namespace wheelhouse::cli {
+
+result<existing_data> open_existing_data(const std::filesystem::path& data) {
+    const auto database = data / "catalog.db";
+    std::error_code failure;
+    if (!std::filesystem::is_regular_file(database, failure)) {
+        return make_error(error_kind::not_found, "no catalog at " + database.string() +
+                                                     "; --data (or WHEELHOUSE_DATA) must name a wheelhouse data folder");
+    }
+    auto catalog = catalog::catalog::open(database);
+    if (!catalog) return catalog.error();
+    auto store = storage::blob_store::open(data);
+    if (!store) return store.error();
+    return existing_data{std::move(catalog).value(), std::move(store).value()};
+}
+
+}  // namespace wheelhouse::cli

@@ -1,0 +1,23 @@
+#pragma once
+// Opening a data folder that must already exist: the commands that read one (backup, fsck,
+// export) must not create an empty catalog where --data names the wrong folder.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/result.hpp"
+#include "wheelhouse/storage/blob_store.hpp"
+
+namespace wheelhouse::cli {
+
+struct existing_data {
+    std::unique_ptr<catalog::catalog> catalog;
+    std::optional<storage::blob_store> store;
+};
+
+// not_found when `data` holds no catalog.db, naming the folder and the --data option.
+result<existing_data> open_existing_data(const std::filesystem::path& data);
+
+}  // namespace wheelhouse::cli
