@@ -141,6 +141,7 @@ TEST_CASE("metrics: the page holds every family, levels as given and unused coun
     metrics.record_ingest(ingest_outcome::created, 2ms);
     metrics.record_ingest(ingest_outcome::conflict, 3ms);
     metrics.record_ingest(ingest_outcome::conflict, 4ms);
+    metrics.record_ingest(ingest_outcome::busy);
     metrics.record_proxy_upstream_error();
 
     scrape_levels levels;
@@ -164,7 +165,8 @@ TEST_CASE("metrics: the page holds every family, levels as given and unused coun
              "wheelhouse_http_request_duration_seconds_bucket{route=\"upload\",le=\"0.0025\"} 1",
              "wheelhouse_ingests_total{outcome=\"created\"} 1",
              "wheelhouse_ingests_total{outcome=\"conflict\"} 2",
-             "wheelhouse_ingests_total{outcome=\"busy\"} 0",
+             "wheelhouse_ingests_total{outcome=\"busy\"} 1",
+             "wheelhouse_ingests_total{outcome=\"failed\"} 0",
              "wheelhouse_ingest_duration_seconds_count 3",
              "wheelhouse_ingest_duration_seconds_sum 0.009",
              "wheelhouse_ingest_queue_depth 3",

@@ -92,7 +92,7 @@ std::string server_metrics::render(const scrape_levels& levels) const {
         out.sample("wheelhouse_http_response_bytes_total", {{"route", to_string(static_cast<route>(r))}},
                    response_bytes_[r].value());
 
-    out.family("wheelhouse_ingests_total", "Uploads that reached the ingest stage, by outcome.", metric_type::counter);
+    out.family("wheelhouse_ingests_total", "Authorised uploads offered to the ingest workers, by outcome (busy: the queue was full).", metric_type::counter);
     for (std::size_t o = 0; o < ingest_outcome_count; ++o)
         out.sample("wheelhouse_ingests_total", {{"outcome", outcome_names[o]}}, ingests_[o].value());
 

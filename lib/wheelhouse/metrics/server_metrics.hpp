@@ -51,8 +51,10 @@ public:
     // One finished request (any response, including refusals the transport wrote itself).
     void record_request(std::string_view method, std::string_view target, unsigned status, std::uint64_t body_bytes,
                         std::chrono::microseconds elapsed) noexcept;
-    // One upload that reached the ingest stage; `elapsed` from queueing to the answer.
+    // One upload the ingest workers finished; `elapsed` from queueing to the answer.
     void record_ingest(ingest_outcome outcome, std::chrono::microseconds elapsed) noexcept;
+    // One upload refused before any worker saw it (busy: the queue was full); no duration.
+    void record_ingest(ingest_outcome outcome) noexcept { ingests_[static_cast<std::size_t>(outcome)].add(); }
     // A remote asset's host failed or lied while the server streamed it (proxy mode).
     void record_proxy_upstream_error() noexcept { proxy_upstream_errors_.add(); }
 

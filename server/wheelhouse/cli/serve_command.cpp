@@ -51,6 +51,7 @@ int serve(const config::overrides& values) {
     options.port = address->second;
     options.threads = settings.threads;
     options.access_log = settings.access_log;
+    options.metrics = &application.metrics();
     options.limits.idle_timeout = settings.idle_timeout;
     options.limits.read_timeout = settings.read_timeout;
     transport::server server(options, application);

@@ -6,7 +6,7 @@ namespace wheelhouse::transport {
 
 server::server(server_options options, request_handler& handler)
     : options_(std::move(options)),
-      log_(options_.access_log),
+      log_(options_.access_log, options_.metrics),
       context_(static_cast<int>(std::max(1u, options_.threads))),
       listener_(std::make_shared<listener>(context_, handler, options_.limits, registry_, log_)),
       drain_timer_(context_) {}
