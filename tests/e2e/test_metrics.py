@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import time
 import urllib.request
 
 import pytest
@@ -44,7 +45,12 @@ def test_promtool_accepts_the_page_and_counters_follow_traffic(tmp_path, wheelho
     assert status == 401
     pip("install", "--index-url", server.url + "simple/", "--target", str(tmp_path / "site"), "kernels")
 
+    # A request is counted just after its last byte is written: let the last download land.
     page = scrape(server.url)
+    deadline = time.monotonic() + 5
+    while 'wheelhouse_http_requests_total{route="files",status="200"}' not in page and time.monotonic() < deadline:
+        time.sleep(0.05)
+        page = scrape(server.url)
     checked = subprocess.run([promtool, "check", "metrics"], input=page, capture_output=True, text=True, timeout=60)
     assert checked.returncode == 0 and checked.stdout.strip() == "" and checked.stderr.strip() == "", (
         f"promtool check metrics ({checked.returncode}):\n{checked.stdout}{checked.stderr}")

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include "test_server.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 
@@ -15,6 +17,22 @@ double sample(const std::string& page, const std::string& series) {
     return std::stod(page.substr(at + series.size() + 2));
 }
 
+
+// A request is counted once its last byte is written, which may be just after the client has
+// read it: scrape until each series reaches its count, or a second has passed.
+http_response scrape_until(test_server& server, std::initializer_list<std::pair<std::string, double>> counts) {
+    auto reached = [&](const std::string& text) {
+        for (const auto& [name, at_least] : counts)
+            if (sample(text, name) < at_least) return false;
+        return true;
+    };
+    auto response = server.get("/metrics");
+    for (int attempt = 0; attempt < 100 && !reached(response.body()); ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        response = server.get("/metrics");
+    }
+    return response;
+}
 
 }  // namespace
 
@@ -46,7 +64,11 @@ TEST_CASE("server: /metrics counts requests by route and status, ingests, and ca
     CHECK(server.get("/simple/no-such-project/").result_int() == 404);
     CHECK(server.get("/healthz").result_int() == 200);
 
-    const auto response = server.get("/metrics");
+    const auto response = scrape_until(
+        server, {{"wheelhouse_http_requests_total{route=\"upload\",status=\"400\"}", 1},
+                 {"wheelhouse_http_requests_total{route=\"simple_project\",status=\"200\"}", 2},
+                 {"wheelhouse_http_requests_total{route=\"simple_project\",status=\"404\"}", 1},
+                 {"wheelhouse_http_requests_total{route=\"healthz\",status=\"200\"}", 1}});
     REQUIRE(response.result_int() == 200);
     CHECK(response[http::field::content_type] == "text/plain; version=0.0.4; charset=utf-8");
     CHECK(response[http::field::cache_control] == "no-store");
@@ -76,8 +98,8 @@ TEST_CASE("server: /metrics counts requests by route and status, ingests, and ca
     CHECK(text.find("cupy") == std::string::npos);  // no path or project name became a label
 
     // The scrape itself is counted once its response is written.
-    const auto again = server.get("/metrics").body();
-    CHECK(sample(again, "wheelhouse_http_requests_total{route=\"metrics\",status=\"200\"}") == 1);
+    const auto again = scrape_until(server, {{"wheelhouse_http_requests_total{route=\"metrics\",status=\"200\"}", 1}});
+    CHECK(sample(again.body(), "wheelhouse_http_requests_total{route=\"metrics\",status=\"200\"}") >= 1);
 }
 
 TEST_CASE("server: /metrics answers reads only", "[server][metrics]") {
