@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs every build, test and benchmark dependency of wheelhouse from Debian 12's packages.
 # Safe to run twice: apt-get skips what is already installed.
+#   deploy/install-deps.sh           build, test and benchmark tools (developers, CI)
+#   deploy/install-deps.sh build     only what compiling the binary needs (the image's build stage)
+#   deploy/install-deps.sh runtime   only the shared libraries the binary loads, and curl for the
+#                                    health check (the image's run stage, a bare host)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
@@ -12,13 +16,26 @@ build=(
 )
 test=(
   python3 python3-pip python3-packaging python3-pytest python3-wheel twine curl zip unzip
-  nginx-light wrk chromium sqlite3 openssl ca-certificates procps
+  nginx-light wrk chromium sqlite3 openssl ca-certificates procps prometheus
 )
-# Browser tests need node and npm; keep a Node.js that is already there (it may bundle npm).
-command -v npm >/dev/null 2>&1 || test+=(nodejs npm)
+# What `ldd wheelhouse` names, by package; keep in step with CMakeLists.txt's find_package list.
+runtime=(
+  libboost-json1.81.0 libboost-url1.81.0 libsqlite3-0 libzip4 libspdlog1.10 libfmt9 libssl3
+  libtomlplusplus3 ca-certificates curl
+)
+wanted=()
+case "${1:-all}" in
+  all)
+    # Browser tests need node and npm; keep a Node.js that is already there (it may bundle npm).
+    command -v npm >/dev/null 2>&1 || test+=(nodejs npm)
+    wanted=("${build[@]}" "${test[@]}") ;;
+  build) wanted=("${build[@]}") ;;
+  runtime) wanted=("${runtime[@]}") ;;
+  *) echo "usage: $0 [all|build|runtime]" >&2; exit 2 ;;
+esac
 
 missing=()
-for pkg in "${build[@]}" "${test[@]}"; do
+for pkg in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
 done
 if ((${#missing[@]})); then

@@ -25,6 +25,7 @@ test_server::test_server(server_settings settings) {
     options.threads = settings.threads;
     options.limits = settings.limits;
     options.access_log = "off";
+    options.metrics = &application_->metrics();
     server_ = std::make_unique<transport::server>(options, *application_);
     const auto opened_server = server_->open();
     REQUIRE(opened_server);

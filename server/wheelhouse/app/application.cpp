@@ -5,6 +5,7 @@
 #include "wheelhouse/app/api_routes.hpp"
 #include "wheelhouse/app/error_response.hpp"
 #include "wheelhouse/app/file_routes.hpp"
+#include "wheelhouse/app/metrics_route.hpp"
 #include "wheelhouse/app/read_access.hpp"
 #include "wheelhouse/app/simple_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -31,7 +32,7 @@ transport::outgoing_response method_not_allowed(const http::request_header<>& re
 application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings)
     : settings_(std::move(settings)),
       pages_(settings_.pages),
-      context_{catalog, blobs, pages_, settings_},
+      context_{catalog, blobs, pages_, settings_, metrics_},
       tokens_(catalog),
       ingest_workers_(std::max(1u, settings_.ingest_workers), settings_.ingest_queue,
                       [](std::string_view what) { spdlog::error("ingest worker: {}", what); }),
@@ -95,6 +96,10 @@ transport::outgoing_response application::route(const transport::incoming_reques
     if (first == "healthz" && segments.size() == 1) {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
         return make_text_response(request, http::status::ok, "serving");
+    }
+    if (first == "metrics" && segments.size() == 1) {
+        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
+        return serve_metrics(context_, request, ingest_workers_);
     }
     if (segments.empty() || (segments.size() == 1 && first.empty())) {
         return transport::make_text_response(request, http::status::found, "see /simple/",

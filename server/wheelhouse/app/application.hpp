@@ -28,6 +28,8 @@ public:
     void watch_external_changes(net::io_context& context);
 
     page_cache& pages() noexcept { return pages_; }
+    // What the transport records each request into (server_options::metrics).
+    metrics::server_metrics& metrics() noexcept { return metrics_; }
 
     // Finishes the uploads already queued, then stops the ingest workers. Thread safety: call
     // once, after the server has drained.
@@ -38,6 +40,7 @@ private:
     void poll_external_changes();
 
     app_settings settings_;
+    metrics::server_metrics metrics_;
     page_cache pages_;
     route_context context_;
     auth::token_store tokens_;

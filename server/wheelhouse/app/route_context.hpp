@@ -1,5 +1,6 @@
 #pragma once
-// What every route handler may use: the catalog, the blob store, the page cache, the settings.
+// What every route handler may use: the catalog, the blob store, the page cache, the settings,
+// the counters of /metrics.
 
 #include <chrono>
 #include <cstddef>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "wheelhouse/app/page_cache.hpp"
+#include "wheelhouse/metrics/server_metrics.hpp"
 
 namespace wheelhouse::catalog {
 class catalog;
@@ -32,6 +34,7 @@ struct route_context {
     storage::blob_store& blobs;
     page_cache& pages;
     const app_settings& settings;
+    metrics::server_metrics& metrics;
 };
 
 }  // namespace wheelhouse::app

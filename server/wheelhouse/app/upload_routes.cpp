@@ -55,6 +55,20 @@ std::optional<std::string> digest_field(const upload::form_collector& form, std:
     return std::string(*value);
 }
 
+metrics::ingest_outcome outcome_of(const result<ingest::ingest_result>& ingested) {
+    if (ingested) {
+        return ingested->outcome == ingest::ingest_outcome::created ? metrics::ingest_outcome::created
+                                                                    : metrics::ingest_outcome::identical;
+    }
+    switch (ingested.error().kind) {
+        case error_kind::invalid: return metrics::ingest_outcome::invalid;
+        case error_kind::conflict: return metrics::ingest_outcome::conflict;
+        case error_kind::too_large: return metrics::ingest_outcome::too_large;
+        case error_kind::unavailable: return metrics::ingest_outcome::busy;
+        default: return metrics::ingest_outcome::failed;
+    }
+}
+
 }  // namespace
 
 upload_routes::upload_routes(route_context& context, auth::token_store& tokens, concurrency::worker_pool& workers,
@@ -115,6 +129,7 @@ transport::body_plan upload_routes::plan(const http::request_header<>& request,
         }
     }
     if (workers_.queue_depth() >= workers_.capacity()) {
+        context_.metrics.record_ingest(metrics::ingest_outcome::busy);
         http::fields retry;
         retry.set(http::field::retry_after, std::to_string(settings_.retry_after.count()));
         return reject(make_error(error_kind::unavailable, "the index is busy ingesting other uploads; retry shortly"),
@@ -181,8 +196,11 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
     request.sink.reset();
 
     auto job = [this, header = request.header, filename = std::move(filename), options = std::move(options),
-                spool = std::move(spool), respond, token = grant->name]() mutable {
+                spool = std::move(spool), respond, token = grant->name,
+                queued = std::chrono::steady_clock::now()]() mutable {
         auto ingested = ingester_.ingest_spool(std::move(spool), filename, options);
+        context_.metrics.record_ingest(outcome_of(ingested), std::chrono::duration_cast<std::chrono::microseconds>(
+                                                                 std::chrono::steady_clock::now() - queued));
         if (!ingested) {
             if (ingested.error().kind == error_kind::internal) spdlog::error("upload: {}", ingested.error().message);
             return respond(error_response(header, ingested.error()));
@@ -192,6 +210,7 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
     };
     concurrency::job work(std::move(job));
     if (!workers_.try_submit(std::move(work))) {
+        context_.metrics.record_ingest(metrics::ingest_outcome::busy);
         http::fields retry;
         retry.set(http::field::retry_after, std::to_string(settings_.retry_after.count()));
         respond(error_response(request.header, make_error(error_kind::unavailable,

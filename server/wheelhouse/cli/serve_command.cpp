@@ -30,6 +30,13 @@ int serve(const config::overrides& values) {
         spdlog::error("cannot use data folder {}: {}", settings.data.string(), blobs.error().message);
         return 1;
     }
+    // A read-only or foreign-owned folder (a container volume mounted :ro) would otherwise
+    // serve reads and fail every upload; refuse to start instead.
+    if (auto probe = blobs->create_spool(); !probe) {
+        spdlog::error("cannot use data folder {}: it is not writable ({})", settings.data.string(),
+                      probe.error().message);
+        return 1;
+    }
     if (auto swept = blobs->sweep_spool(std::chrono::hours(1)); swept && swept->removed > 0)
         spdlog::info("removed {} stale spool files from {}", swept->removed, blobs->spool_dir().string());
 
@@ -52,6 +59,7 @@ int serve(const config::overrides& values) {
     options.port = address->second;
     options.threads = settings.threads;
     options.access_log = settings.access_log;
+    options.metrics = &application.metrics();
     options.limits.idle_timeout = settings.idle_timeout;
     options.limits.read_timeout = settings.read_timeout;
     transport::server server(options, application);

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "wheelhouse/metrics/server_metrics.hpp"
+
 namespace wheelhouse::transport {
 namespace {
 
@@ -36,7 +38,8 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& destination) {
 
 }  // namespace
 
-access_log::access_log(const std::string& destination) : logger_(make_logger(destination)) {}
+access_log::access_log(const std::string& destination, metrics::server_metrics* metrics)
+    : logger_(make_logger(destination)), metrics_(metrics) {}
 
 access_log::~access_log() {
     flush();
@@ -45,6 +48,7 @@ access_log::~access_log() {
 
 void access_log::record(std::string_view peer, std::string_view method, std::string_view target, unsigned status,
                         std::uint64_t bytes, std::chrono::microseconds elapsed) {
+    if (metrics_) metrics_->record_request(method, target, status, bytes, elapsed);
     if (!logger_) return;
     logger_->info("{} \"{} {}\" {} {} {}us", peer, method, target, status, bytes, elapsed.count());
 }

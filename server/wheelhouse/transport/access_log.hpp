@@ -1,5 +1,6 @@
 #pragma once
-// One line a request: peer, method, target, status, bytes, microseconds.
+// One line a request: peer, method, target, status, bytes, microseconds; and the same facts
+// added to the request counters of /metrics, so both are recorded in one place.
 
 #include <chrono>
 #include <cstdint>
@@ -7,6 +8,9 @@
 #include <string>
 #include <string_view>
 
+namespace wheelhouse::metrics {
+class server_metrics;
+}
 namespace spdlog {
 class logger;
 }
@@ -15,9 +19,10 @@ namespace wheelhouse::transport {
 
 class access_log {
 public:
-    // `destination` is "-" for standard output, "off" for none, or a file path.
+    // `destination` is "-" for standard output, "off" for none, or a file path. `metrics`, when
+    // given, counts every request whether or not lines are written; it must outlive the log.
     // Thread safety: record() may be called from any thread; lines are written asynchronously.
-    explicit access_log(const std::string& destination);
+    explicit access_log(const std::string& destination, metrics::server_metrics* metrics = nullptr);
     ~access_log();
     access_log(const access_log&) = delete;
     access_log& operator=(const access_log&) = delete;
@@ -28,6 +33,7 @@ public:
 
 private:
     std::shared_ptr<spdlog::logger> logger_;
+    metrics::server_metrics* metrics_;
 };
 
 }  // namespace wheelhouse::transport

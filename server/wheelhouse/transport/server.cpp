@@ -22,7 +22,7 @@ std::vector<net::io_context*> pointers_to(const std::vector<std::unique_ptr<net:
 
 server::server(server_options options, request_handler& handler)
     : options_(std::move(options)),
-      log_(options_.access_log),
+      log_(options_.access_log, options_.metrics),
       contexts_(make_contexts(options_.threads)),
       listener_(std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), handler, options_.limits,
                                            registry_, log_)),

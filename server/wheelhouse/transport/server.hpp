@@ -23,6 +23,7 @@ struct server_options {
     unsigned threads = 1;
     session_limits limits;
     std::string access_log = "-";  // "-" standard output, "off", or a file
+    metrics::server_metrics* metrics = nullptr;  // counts every request when given; outlives the server
 };
 
 class server {

@@ -1,0 +1,33 @@
+#pragma once
+// Which route a request went to, as a small fixed set: a metric label must never be the raw
+// path, or every project name and filename would become a time series of its own.
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace wheelhouse::metrics {
+
+enum class route : std::size_t {
+    simple_index,    // /simple/
+    simple_project,  // /simple/<project>/
+    variants,        // /variants/<selector>/simple/...
+    files,           // /files/<sha256>/<filename>
+    metadata,        // /files/<sha256>/<filename>.metadata
+    upload,          // POST /legacy/, PUT /api/v1/files/<filename>
+    api,             // the rest of /api/
+    static_files,    // the web catalog: /, /static/..., /favicon.ico
+    healthz,
+    metrics,
+    other,           // anything else, including malformed targets
+};
+inline constexpr std::size_t route_count = static_cast<std::size_t>(route::other) + 1;
+
+// The label value: "simple_index", ..., "static", ..., "other".
+std::string_view to_string(route which) noexcept;
+
+// Classifies by method and request target (origin form, query ignored). Allocation-free: it
+// runs once per request.
+route classify_route(std::string_view method, std::string_view target) noexcept;
+
+}  // namespace wheelhouse::metrics

@@ -1,0 +1,141 @@
+#include "wheelhouse/metrics/server_metrics.hpp"
+
+#include <utility>
+
+namespace wheelhouse::metrics {
+namespace {
+
+constexpr std::array<std::string_view, ingest_outcome_count> outcome_names = {
+    "created", "identical", "invalid", "conflict", "too_large", "busy", "failed",
+};
+
+constexpr double microseconds_per_second = 1e6;
+
+// From a page-cache hit (tens of microseconds) to a slow client's download (seconds).
+std::vector<std::uint64_t> latency_bounds() {
+    return {50,     100,    250,     500,     1'000,   2'500,     5'000,     10'000,    25'000,
+            50'000, 100'000, 250'000, 500'000, 1'000'000, 2'500'000, 5'000'000, 10'000'000};
+}
+
+// From a small wheel (milliseconds) to a multi-gigabyte one hashed and unzipped (minutes).
+std::vector<std::uint64_t> ingest_bounds() {
+    return {1'000,     5'000,     10'000,     25'000,     50'000,     100'000,    250'000,
+            500'000,   1'000'000, 2'500'000,  5'000'000,  10'000'000, 30'000'000, 60'000'000, 120'000'000};
+}
+
+template <std::size_t... index>
+std::array<histogram, sizeof...(index)> latency_histograms(std::index_sequence<index...>) {
+    return {{((void)index, histogram(latency_bounds()))...}};
+}
+
+std::uint64_t count_of(std::chrono::microseconds elapsed) {
+    return elapsed.count() < 0 ? 0 : static_cast<std::uint64_t>(elapsed.count());
+}
+
+}  // namespace
+
+std::string_view to_string(ingest_outcome outcome) noexcept { return outcome_names[static_cast<std::size_t>(outcome)]; }
+
+server_metrics::server_metrics()
+    : started_(std::chrono::system_clock::now()),
+      latency_(latency_histograms(std::make_index_sequence<route_count>())),
+      ingest_duration_(ingest_bounds()) {}
+
+std::size_t server_metrics::status_slot(unsigned status) noexcept {
+    return status >= lowest_status && status < lowest_status + status_slots ? status - lowest_status : status_slots;
+}
+
+void server_metrics::record_request(std::string_view method, std::string_view target, unsigned status,
+                                    std::uint64_t body_bytes, std::chrono::microseconds elapsed) noexcept {
+    const auto which = static_cast<std::size_t>(classify_route(method, target));
+    requests_[which][status_slot(status)].add();
+    response_bytes_[which].add(body_bytes);
+    latency_[which].observe(count_of(elapsed));
+}
+
+void server_metrics::record_ingest(ingest_outcome outcome, std::chrono::microseconds elapsed) noexcept {
+    ingests_[static_cast<std::size_t>(outcome)].add();
+    ingest_duration_.observe(count_of(elapsed));
+}
+
+std::uint64_t server_metrics::requests(route which, unsigned status) const noexcept {
+    return requests_[static_cast<std::size_t>(which)][status_slot(status)].value();
+}
+
+std::uint64_t server_metrics::ingests(ingest_outcome outcome) const noexcept {
+    return ingests_[static_cast<std::size_t>(outcome)].value();
+}
+
+std::string server_metrics::render(const scrape_levels& levels) const {
+    text_writer out;
+
+    out.family("wheelhouse_http_requests_total", "HTTP requests answered, by route and status code.",
+               metric_type::counter);
+    for (std::size_t r = 0; r < route_count; ++r) {
+        const auto route_name = to_string(static_cast<route>(r));
+        for (unsigned slot = 0; slot <= status_slots; ++slot) {
+            const auto count = requests_[r][slot].value();
+            if (count == 0) continue;  // a status never answered is no series, as client libraries do
+            const auto status = slot < status_slots ? std::to_string(lowest_status + slot) : std::string("other");
+            out.sample("wheelhouse_http_requests_total", {{"route", route_name}, {"status", status}}, count);
+        }
+    }
+
+    out.family("wheelhouse_http_request_duration_seconds",
+               "Time from a request's headers to the last byte of its response, by route.", metric_type::histogram);
+    for (std::size_t r = 0; r < route_count; ++r)
+        latency_[r].render(out, "wheelhouse_http_request_duration_seconds", {{"route", to_string(static_cast<route>(r))}},
+                           microseconds_per_second);
+
+    out.family("wheelhouse_http_response_bytes_total", "Response body bytes sent, by route.", metric_type::counter);
+    for (std::size_t r = 0; r < route_count; ++r)
+        out.sample("wheelhouse_http_response_bytes_total", {{"route", to_string(static_cast<route>(r))}},
+                   response_bytes_[r].value());
+
+    out.family("wheelhouse_ingests_total", "Authorised uploads offered to the ingest workers, by outcome (busy: the queue was full).", metric_type::counter);
+    for (std::size_t o = 0; o < ingest_outcome_count; ++o)
+        out.sample("wheelhouse_ingests_total", {{"outcome", outcome_names[o]}}, ingests_[o].value());
+
+    out.family("wheelhouse_ingest_duration_seconds",
+               "Time from an upload's last byte to its answer: queueing, validation, hashing, catalog write.",
+               metric_type::histogram);
+    ingest_duration_.render(out, "wheelhouse_ingest_duration_seconds", {}, microseconds_per_second);
+
+    out.family("wheelhouse_ingest_queue_depth", "Uploads waiting for an ingest worker.", metric_type::gauge);
+    out.sample("wheelhouse_ingest_queue_depth", {}, levels.ingest_queue_depth);
+    out.family("wheelhouse_ingest_queue_capacity", "Uploads the ingest queue holds before answering 503.",
+               metric_type::gauge);
+    out.sample("wheelhouse_ingest_queue_capacity", {}, levels.ingest_queue_capacity);
+
+    if (levels.catalog_projects) {
+        out.family("wheelhouse_catalog_projects", "Projects in the catalog.", metric_type::gauge);
+        out.sample("wheelhouse_catalog_projects", {}, *levels.catalog_projects);
+    }
+    if (levels.catalog_files) {
+        out.family("wheelhouse_catalog_files", "Files in the catalog.", metric_type::gauge);
+        out.sample("wheelhouse_catalog_files", {}, *levels.catalog_files);
+    }
+
+    out.family("wheelhouse_page_cache_hits_total", "Simple-API pages answered from memory.", metric_type::counter);
+    out.sample("wheelhouse_page_cache_hits_total", {}, levels.page_cache_hits);
+    out.family("wheelhouse_page_cache_misses_total", "Simple-API pages rendered from the catalog.",
+               metric_type::counter);
+    out.sample("wheelhouse_page_cache_misses_total", {}, levels.page_cache_misses);
+    out.family("wheelhouse_page_cache_entries", "Rendered pages held in memory.", metric_type::gauge);
+    out.sample("wheelhouse_page_cache_entries", {}, levels.page_cache_entries);
+    out.family("wheelhouse_page_cache_bytes", "Bytes of rendered pages held in memory.", metric_type::gauge);
+    out.sample("wheelhouse_page_cache_bytes", {}, levels.page_cache_bytes);
+
+    out.family("wheelhouse_proxy_upstream_errors_total",
+               "Remote-asset hosts that failed or sent wrong bytes while a file was streamed through (proxy mode).",
+               metric_type::counter);
+    out.sample("wheelhouse_proxy_upstream_errors_total", {}, proxy_upstream_errors_.value());
+
+    out.family("process_start_time_seconds", "Start time of the process since the Unix epoch.", metric_type::gauge);
+    out.sample("process_start_time_seconds", {},
+               static_cast<double>(
+                   std::chrono::duration_cast<std::chrono::seconds>(started_.time_since_epoch()).count()));
+    return out.take();
+}
+
+}  // namespace wheelhouse::metrics

@@ -1,0 +1,82 @@
+#pragma once
+// What a wheelhouse server counts, and the /metrics page that shows it.
+//
+// Counts on the request path (requests, latency, bytes, ingests, upstream errors) are relaxed
+// atomics in fixed arrays: recording one is a handful of uncontended additions, with no lock
+// and no allocation. Levels that already live elsewhere (queue depth, catalog size, page-cache
+// statistics) are read only when scraped and handed to render().
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wheelhouse/metrics/histogram.hpp"
+#include "wheelhouse/metrics/route.hpp"
+
+namespace wheelhouse::metrics {
+
+// How an upload that reached the ingest stage ended.
+enum class ingest_outcome : std::size_t {
+    created,    // 201
+    identical,  // 200: the same bytes were already there
+    invalid,    // 400: not a wheel, breaks a rule, digests do not match
+    conflict,   // 409: the filename is taken by other bytes
+    too_large,  // 413
+    busy,       // 503: the ingest queue was full, or the database stayed locked
+    failed,     // 500 and anything else: our own fault
+};
+inline constexpr std::size_t ingest_outcome_count = static_cast<std::size_t>(ingest_outcome::failed) + 1;
+std::string_view to_string(ingest_outcome outcome) noexcept;
+
+// Levels read at scrape time from the components that own them.
+struct scrape_levels {
+    std::uint64_t ingest_queue_depth = 0;
+    std::uint64_t ingest_queue_capacity = 0;
+    std::optional<std::uint64_t> catalog_projects;  // absent when the catalog could not be read
+    std::optional<std::uint64_t> catalog_files;
+    std::uint64_t page_cache_hits = 0;
+    std::uint64_t page_cache_misses = 0;
+    std::uint64_t page_cache_entries = 0;
+    std::uint64_t page_cache_bytes = 0;
+};
+
+// Thread safety: record_* and render() may be called from any thread at any time.
+class server_metrics {
+public:
+    server_metrics();
+
+    // One finished request (any response, including refusals the transport wrote itself).
+    void record_request(std::string_view method, std::string_view target, unsigned status, std::uint64_t body_bytes,
+                        std::chrono::microseconds elapsed) noexcept;
+    // One upload the ingest workers finished; `elapsed` from queueing to the answer.
+    void record_ingest(ingest_outcome outcome, std::chrono::microseconds elapsed) noexcept;
+    // One upload refused before any worker saw it (busy: the queue was full); no duration.
+    void record_ingest(ingest_outcome outcome) noexcept { ingests_[static_cast<std::size_t>(outcome)].add(); }
+    // A remote asset's host failed or lied while the server streamed it (proxy mode).
+    void record_proxy_upstream_error() noexcept { proxy_upstream_errors_.add(); }
+
+    std::uint64_t requests(route which, unsigned status) const noexcept;
+    std::uint64_t ingests(ingest_outcome outcome) const noexcept;
+    std::uint64_t proxy_upstream_errors() const noexcept { return proxy_upstream_errors_.value(); }
+
+    // The whole exposition page.
+    std::string render(const scrape_levels& levels) const;
+
+private:
+    static constexpr unsigned lowest_status = 100;
+    static constexpr unsigned status_slots = 500;  // 100..599, then one slot for any other code
+    static std::size_t status_slot(unsigned status) noexcept;
+
+    std::chrono::system_clock::time_point started_;
+    std::array<std::array<counter, status_slots + 1>, route_count> requests_;
+    std::array<counter, route_count> response_bytes_;
+    std::array<histogram, route_count> latency_;
+    std::array<counter, ingest_outcome_count> ingests_;
+    histogram ingest_duration_;
+    counter proxy_upstream_errors_;
+};
+
+}  // namespace wheelhouse::metrics

@@ -1,0 +1,37 @@
+#include "wheelhouse/app/metrics_route.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/transport/responses.hpp"
+
+namespace wheelhouse::app {
+
+transport::outgoing_response serve_metrics(route_context& context, const http::request_header<>& request,
+                                           const concurrency::worker_pool& ingest_workers) {
+    metrics::scrape_levels levels;
+    levels.ingest_queue_depth = ingest_workers.queue_depth();
+    levels.ingest_queue_capacity = ingest_workers.capacity();
+    if (auto projects = context.catalog.list_projects()) {
+        std::uint64_t files = 0;
+        for (const auto& listing : *projects) files += static_cast<std::uint64_t>(listing.file_count);
+        levels.catalog_projects = projects->size();
+        levels.catalog_files = files;
+    } else {
+        // The page still answers: a locked or broken catalog is what an operator most needs to see.
+        spdlog::warn("metrics: catalog size unavailable: {}", projects.error().message);
+    }
+    const auto pages = context.pages.stats();
+    levels.page_cache_hits = pages.hits;
+    levels.page_cache_misses = pages.misses;
+    levels.page_cache_entries = pages.entries;
+    levels.page_cache_bytes = pages.bytes;
+
+    http::fields headers;
+    headers.set(http::field::cache_control, "no-store");
+    return transport::make_shared_response(request, http::status::ok, metrics::text_content_type,
+                                           std::make_shared<const std::string>(context.metrics.render(levels)),
+                                           std::move(headers));
+}
+
+}  // namespace wheelhouse::app
