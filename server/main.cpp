@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   wheelhouse ingest --data /srv/wheelhouse dist/    add wheel files already on disk
   wheelhouse inspect dist/*.whl                     check wheel filenames before uploading
   wheelhouse token create --name ci --scope upload  a token for twine upload -u __token__ -p TOKEN
+  wheelhouse backup --data /srv/wheelhouse --blobs /backups/today   a consistent copy, even while serving
+  wheelhouse fsck --data /srv/wheelhouse            rows without blobs, blobs without rows, bad hashes
+  wheelhouse export --data /srv/wheelhouse --out site/ --base-url https://wheels.example.org/
   pip install flash-attn --extra-index-url http://127.0.0.1:8080/simple/
 
 'wheelhouse COMMAND --help' explains each command.)");
