@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/sqlite/connection.hpp"
@@ -17,5 +18,18 @@ std::int64_t now_ms();
 
 result<void> write_audit(sqlite::connection& db, std::string_view actor, std::string_view action,
                          std::string_view target, const std::optional<std::string>& detail);
+
+struct audit_entry {
+    std::int64_t id = 0;
+    std::int64_t time_ms = 0;
+    std::string actor;
+    std::string action;
+    std::string target;
+    std::optional<std::string> detail;
+};
+
+// The newest `limit` entries, newest first; only those about `target` when one is given.
+result<std::vector<audit_entry>> read_audit(sqlite::connection& db, std::int64_t limit,
+                                            const std::optional<std::string>& target);
 
 }  // namespace wheelhouse::catalog

@@ -363,7 +363,8 @@ result<file_record> catalog::yank(std::string_view filename, std::string_view re
     return changed;
 }
 
-result<file_record> catalog::unyank(std::string_view filename, std::string_view actor) {
+result<file_record> catalog::unyank(std::string_view filename, std::string_view actor,
+                                   const std::optional<std::string>& reason) {
     file_record changed;
     {
         std::lock_guard lock(writer_mutex_);
@@ -376,7 +377,7 @@ result<file_record> catalog::unyank(std::string_view filename, std::string_view 
         auto row = select_file(writer_, filename);
         if (!row) return row.error();
         if (!*row) return no_such_file(filename);
-        if (auto audited = write_audit(writer_, actor, "unyank", filename, std::nullopt); !audited) return audited.error();
+        if (auto audited = write_audit(writer_, actor, "unyank", filename, reason); !audited) return audited.error();
         if (auto committed = transaction->commit(); !committed) return committed.error();
         changed = std::move(**row);
     }
@@ -421,7 +422,9 @@ result<project_record> catalog::set_project_status(std::string_view name, projec
         auto row = select_project(writer_, name);
         if (!row) return row.error();
         if (!*row) return make_error(error_kind::not_found, "no project named " + std::string(name) + " in the catalog");
-        if (auto audited = write_audit(writer_, actor, "set_status", name, std::string(to_string(status))); !audited) {
+        std::string detail(to_string(status));
+        if (reason) detail += ": " + *reason;
+        if (auto audited = write_audit(writer_, actor, "set_status", name, detail); !audited) {
             return audited.error();
         }
         if (auto committed = transaction->commit(); !committed) return committed.error();

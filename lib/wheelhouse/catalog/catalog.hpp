@@ -91,7 +91,9 @@ public:
 
     // PEP 592. `actor` goes to the audit log. not_found when there is no such file.
     result<file_record> yank(std::string_view filename, std::string_view reason, std::string_view actor);
-    result<file_record> unyank(std::string_view filename, std::string_view actor);
+    // `reason`, when given, goes to the audit log beside the un-yank.
+    result<file_record> unyank(std::string_view filename, std::string_view actor,
+                               const std::optional<std::string>& reason = std::nullopt);
     // Removes the row and returns it; the caller then release_blob()s its sha256.
     result<file_record> delete_file(std::string_view filename, std::string_view actor);
     // PEP 792. not_found when there is no such project.

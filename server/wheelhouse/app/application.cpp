@@ -32,12 +32,15 @@ transport::outgoing_response method_not_allowed(const http::request_header<>& re
 application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings)
     : settings_(std::move(settings)),
       pages_(settings_.pages),
-      context_{catalog, blobs, pages_, settings_, metrics_},
+      downloads_(catalog),
+      context_{catalog, blobs, pages_, settings_, metrics_, &downloads_},
       tokens_(catalog),
       ingest_workers_(std::max(1u, settings_.ingest_workers), settings_.ingest_queue,
                       [](std::string_view what) { spdlog::error("ingest worker: {}", what); }),
       uploads_(context_, tokens_, ingest_workers_,
-               upload_settings{settings_.max_upload_bytes, std::chrono::seconds(5)}) {
+               upload_settings{settings_.max_upload_bytes, std::chrono::seconds(5)}),
+      admin_(context_, tokens_, ingest_workers_),
+      static_(built_in_static_assets()) {
     catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
 }
 
@@ -48,6 +51,7 @@ void application::finish_ingests() { ingest_workers_.shutdown(concurrency::worke
 transport::body_plan application::plan_body(const http::request_header<>& header) {
     auto target = http_target::parse(header.target());
     if (target && upload_routes::is_upload(header.method(), *target)) return uploads_.plan(header, *target);
+    if (target && admin_routes::claims(header.method(), *target)) return admin_.plan(header);
     return {};
 }
 
@@ -55,6 +59,10 @@ void application::handle(transport::incoming_request request, transport::respond
     if (request.sink) {  // only upload routes stream their bodies
         auto target = http_target::parse(request.header.target());
         return uploads_.handle(std::move(request), *target, respond);
+    }
+    if (auto target = http_target::parse(request.header.target());
+        target && admin_routes::claims(request.header.method(), *target)) {
+        return admin_.handle(std::move(request), *target, respond);
     }
     respond(route(request));
 }
@@ -101,14 +109,7 @@ transport::outgoing_response application::route(const transport::incoming_reques
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
         return serve_metrics(context_, request, ingest_workers_);
     }
-    if (segments.empty() || (segments.size() == 1 && first.empty())) {
-        return transport::make_text_response(request, http::status::found, "see /simple/",
-                                             [] {
-                                                 http::fields headers;
-                                                 headers.set(http::field::location, "/simple/");
-                                                 return headers;
-                                             }());
-    }
+    if (static_routes::claims(*target)) return static_.serve(request, *target);  // the admin catalog
     return make_text_response(request, http::status::not_found,
                               "no such page; the package index is at /simple/");
 }

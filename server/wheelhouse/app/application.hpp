@@ -4,10 +4,13 @@
 
 #include <memory>
 
+#include "wheelhouse/app/admin_routes.hpp"
 #include "wheelhouse/app/page_cache.hpp"
 #include "wheelhouse/app/route_context.hpp"
+#include "wheelhouse/app/static_routes.hpp"
 #include "wheelhouse/app/upload_routes.hpp"
 #include "wheelhouse/auth/token_store.hpp"
+#include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/transport/net.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
@@ -42,10 +45,13 @@ private:
     app_settings settings_;
     metrics::server_metrics metrics_;
     page_cache pages_;
+    catalog::download_counter downloads_;
     route_context context_;
     auth::token_store tokens_;
     concurrency::worker_pool ingest_workers_;
     upload_routes uploads_;
+    admin_routes admin_;
+    static_routes static_;
     std::unique_ptr<net::steady_timer> watch_timer_;
 };
 

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/file_range_body.hpp"
@@ -28,6 +29,12 @@ bool is_sha256_hex(std::string_view text) {
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
     }
     return true;
+}
+
+// A download to count: the whole file, or the first part of it (not every resumed chunk).
+bool starts_at_first_byte(const http::request_header<>& request) {
+    const auto range = request[http::field::range];
+    return range.empty() || range.starts_with("bytes=0-");
 }
 
 // Sends `path` (whose bytes hash to `etag_hex`) whole or in part, honouring Range and If-Range.
@@ -127,6 +134,10 @@ transport::outgoing_response serve_file(const route_context& context, const http
         project && *project && (*project)->status == catalog::project_status::quarantined) {
         return make_text_response(request, http::status::not_found,
                                   "project '" + file->project + "' is quarantined; its files are not offered");
+    }
+    if (!wants_metadata && request.method() == http::verb::get && context.downloads != nullptr &&
+        starts_at_first_byte(request)) {
+        context.downloads->record(file->id);
     }
     if (wants_metadata) {
         return send_blob(request, context.blobs.metadata_path(sha256), "application/octet-stream",

@@ -10,12 +10,27 @@ namespace wheelhouse::app {
 
 transport::outgoing_response respond_with_page(const http::request_header<>& request, const rendered_page& page,
                                                std::string_view content_type, std::string_view cache_control,
-                                               bool vary_accept) {
+                                               bool vary_accept, http::fields extra) {
+    const auto if_none_match = request[http::field::if_none_match];
+    const bool current = !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, page.etag);
+    if (extra.begin() != extra.end()) {
+        // Pages with headers of their own (the admin catalog's assets, not pip's path) go
+        // through Beast's fields, which take any header name.
+        extra.set(http::field::etag, page.etag);
+        extra.set(http::field::cache_control, cache_control);
+        if (vary_accept) extra.set(http::field::vary, "Accept");
+        if (current) {
+            http::response<http::empty_body> response{http::status::not_modified, request.version()};
+            response.set(http::field::server, "wheelhouse");
+            for (const auto& field : extra) response.set(field.name_string(), field.value());
+            response.keep_alive(transport::wants_keep_alive(request));
+            return transport::outgoing_response{http::message_generator(std::move(response)), 304, 0};
+        }
+        return transport::make_shared_response(request, http::status::ok, content_type, page.body, std::move(extra));
+    }
     // Every page hit comes here, so its head is written straight, past Beast's fields and serializer.
     std::array<transport::header_field, 4> fields;
     std::size_t count = 0;
-    const auto if_none_match = request[http::field::if_none_match];
-    const bool current = !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, page.etag);
     if (!current) fields[count++] = {http::field::content_type, content_type};
     fields[count++] = {http::field::etag, page.etag};
     fields[count++] = {http::field::cache_control, cache_control};

@@ -8,10 +8,10 @@
 
 namespace wheelhouse::app {
 
-// `vary_accept` for pages chosen by content negotiation.
+// `vary_accept` for pages chosen by content negotiation; `extra` headers go on 200 and 304 alike.
 transport::outgoing_response respond_with_page(const http::request_header<>& request, const rendered_page& page,
                                                std::string_view content_type, std::string_view cache_control,
-                                               bool vary_accept);
+                                               bool vary_accept, http::fields extra = {});
 
 // 301 to `location`, keeping the query string of the request.
 transport::outgoing_response redirect_permanently(const http::request_header<>& request, std::string location);

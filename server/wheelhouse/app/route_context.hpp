@@ -12,6 +12,7 @@
 
 namespace wheelhouse::catalog {
 class catalog;
+class download_counter;
 }
 namespace wheelhouse::storage {
 class blob_store;
@@ -35,6 +36,7 @@ struct route_context {
     page_cache& pages;
     const app_settings& settings;
     metrics::server_metrics& metrics;
+    catalog::download_counter* downloads = nullptr;  // counts wheel downloads when set
 };
 
 }  // namespace wheelhouse::app

@@ -5,9 +5,9 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/app/authorization.hpp"
 #include "wheelhouse/app/error_response.hpp"
 #include "wheelhouse/app/upload_sinks.hpp"
-#include "wheelhouse/auth/credentials.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/transport/responses.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
@@ -16,6 +16,9 @@ namespace wheelhouse::app {
 namespace {
 
 using transport::outgoing_response;
+
+constexpr access_rule upload_rule{auth::scope::upload, "uploads",
+                                  "twine upload -u __token__ -p <token>, or curl -u __token__:<token>"};
 
 outgoing_response accepted(const http::request_header<>& request, const ingest::ingest_result& ingested) {
     const auto& file = ingested.file;
@@ -93,24 +96,8 @@ transport::body_plan upload_routes::plan(const http::request_header<>& request,
     };
 
     // Credentials first: an unauthenticated client learns nothing else and sends no body.
-    const auto authorization = request[http::field::authorization];
-    if (authorization.empty()) {
-        return reject(make_error(error_kind::unauthorized,
-                                 "uploads need an API token: twine upload -u __token__ -p <token>, or "
-                                 "curl -u __token__:<token>"));
-    }
-    auto presented = auth::parse_authorization(authorization);
-    if (!presented) return reject(presented.error());
-    auto grant = tokens_.authenticate(presented->token);
-    if (!grant) {
-        spdlog::warn("upload refused: {} ({} {})", grant.error().message, request.method_string(), request.target());
-        return reject(grant.error());
-    }
-    if (grant->granted < auth::scope::upload) {
-        return reject(make_error(error_kind::forbidden, "token '" + grant->name + "' has scope " +
-                                                            std::string(auth::to_string(grant->granted)) +
-                                                            "; uploads need upload or admin"));
-    }
+    auto grant = authorize(tokens_, request, upload_rule);
+    if (!grant) return reject(grant.error());
     const auto& segments = target.segments;
     const bool raw = request.method() == http::verb::put;
     if (raw) {
@@ -161,8 +148,7 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
     const auto& header = request.header;
     // plan() authenticated these headers; asking again gives the grant (the token may have
     // been revoked meanwhile, which is right to honour).
-    auto presented = auth::parse_authorization(header[http::field::authorization]);
-    auto grant = presented ? tokens_.authenticate(presented->token) : result<auth::token_grant>(presented.error());
+    auto grant = authorize(tokens_, header, upload_rule);
     if (!grant) return respond(error_response(header, grant.error()));
 
     ingest::ingest_options options;

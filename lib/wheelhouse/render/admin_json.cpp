@@ -1,0 +1,169 @@
+#include "wheelhouse/render/admin_json.hpp"
+
+#include <boost/json.hpp>
+
+#include "wheelhouse/catalog/project_search.hpp"
+#include "wheelhouse/render/variant_matrix.hpp"
+#include "wheelhouse/text/utf8.hpp"
+#include "wheelhouse/variants/build_variant.hpp"
+
+namespace wheelhouse::render {
+namespace {
+
+namespace json = boost::json;
+
+json::value time_or_null(std::int64_t unix_milliseconds) {
+    if (unix_milliseconds == 0) return nullptr;
+    return json::string(iso8601_utc(unix_milliseconds));
+}
+
+json::value time_or_null(const std::optional<std::int64_t>& unix_milliseconds) {
+    if (!unix_milliseconds) return nullptr;
+    return json::string(iso8601_utc(*unix_milliseconds));
+}
+
+json::value text_or_null(const std::optional<std::string>& value) {
+    if (!value) return nullptr;
+    return json::string(text::replace_invalid_utf8(*value));
+}
+
+json::value yanked_value(const catalog::file_record& file) {
+    if (!file.yanked()) return false;
+    return json::string(*file.yanked_reason);
+}
+
+}  // namespace
+
+std::string project_list_json(const catalog::project_page& page, const catalog::project_query& query) {
+    json::array projects;
+    projects.reserve(page.projects.size());
+    for (const auto& summary : page.projects) {
+        projects.push_back(json::object{{"name", summary.project.name},
+                                        {"display_name", summary.project.display_name},
+                                        {"status", status_name(summary.project.status)},
+                                        {"latest_version", summary.latest_version},
+                                        {"file_count", summary.file_count},
+                                        {"total_size", summary.total_size},
+                                        {"last_upload", time_or_null(summary.last_upload_ms)}});
+    }
+    const auto pages = (page.total + query.per_page - 1) / query.per_page;
+    json::object out{{"query", catalog::normalize_search(query.search)},
+                     {"sort", catalog::to_string(query.sort)},
+                     {"page", query.page},
+                     {"per_page", query.per_page},
+                     {"total", page.total},
+                     {"pages", pages},
+                     {"projects", std::move(projects)}};
+    return json::serialize(out);
+}
+
+std::string project_detail_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
+                                const link_options& links) {
+    // The matrix is one shape shared with /api/v1/projects/<p>/variants; this page adds to it.
+    auto page = json::parse(variant_matrix_json(project, files, links)).as_object();
+
+    std::uint64_t total_size = 0;
+    std::int64_t last_upload = 0;
+    std::vector<catalog::version_seen> seen;
+    for (const auto& file : files) {
+        total_size += file.size;
+        last_upload = std::max(last_upload, file.upload_time_ms);
+        seen.push_back({file.normalized_version, file.yanked()});
+    }
+    const auto latest = catalog::latest_release(seen);
+    // The summary and requires-python of the newest release, from a file of it that is not
+    // yanked where there is one: the METADATA pip would read.
+    const catalog::file_record* newest = nullptr;
+    for (const auto& file : files) {
+        if (file.normalized_version.substr(0, file.normalized_version.find('+')) != latest) continue;
+        if (newest == nullptr || (newest->yanked() && !file.yanked()) ||
+            (newest->yanked() == file.yanked() && file.upload_time_ms > newest->upload_time_ms)) {
+            newest = &file;
+        }
+    }
+    page["status_reason"] = text_or_null(project.status_reason);
+    page["summary"] = newest ? text_or_null(newest->summary) : json::value(nullptr);
+    page["requires_python"] = newest ? text_or_null(newest->requires_python) : json::value(nullptr);
+    page["latest_version"] = latest;
+    page["file_count"] = files.size();
+    page["total_size"] = total_size;
+    page["last_upload"] = time_or_null(last_upload);
+    return json::serialize(page);
+}
+
+std::string file_detail_json(const file_detail& detail, const link_options& links) {
+    const auto& file = detail.file;
+    json::object out;
+    out["filename"] = file.filename;
+    out["project"] = file.project;
+    out["display_name"] = detail.project.display_name;
+    out["project_status"] = status_name(detail.project.status);
+    out["version"] = file.version;
+    out["normalized_version"] = file.normalized_version;
+    out["python_tag"] = file.python_tag;
+    out["abi_tag"] = file.abi_tag;
+    out["platform_tag"] = file.platform_tag;
+    out["build_tag"] = text_or_null(file.build_tag);
+    out["variant"] = variants::to_json(file.variant);
+    out["sha256"] = file.sha256;
+    out["size"] = file.size;
+    out["upload_time"] = time_or_null(file.upload_time_ms);
+    out["uploaded_by"] = text_or_null(file.uploaded_by);
+    out["yanked"] = yanked_value(file);
+    out["requires_python"] = text_or_null(file.requires_python);
+    out["summary"] = text_or_null(file.summary);
+    out["location"] = json::object{{"mode", catalog::to_string(file.mode)},
+                                   {"url", file_url(file, links)},
+                                   {"remote_url", text_or_null(file.remote_url)}};
+    out["metadata"] = json::object{{"sha256", file.metadata_sha256},
+                                   {"size", file.metadata_size},
+                                   {"text", text_or_null(detail.metadata_text)}};
+    std::int64_t total = 0;
+    json::array days;
+    for (const auto& day : detail.downloads) {
+        total += day.count;
+        days.push_back(json::object{{"day", day.day}, {"count", day.count}});
+    }
+    out["downloads"] = json::object{{"total", total}, {"days", std::move(days)}};
+    json::array history;
+    for (const auto& entry : detail.history) history.push_back(audit_entry_json(entry));
+    out["history"] = std::move(history);
+    return json::serialize(out);
+}
+
+json::object token_json(const auth::token_record& token, std::int64_t now_ms) {
+    json::array projects;
+    if (token.grant.project_patterns.empty()) projects.emplace_back("*");
+    for (const auto& pattern : token.grant.project_patterns) projects.emplace_back(pattern);
+    return json::object{{"name", token.grant.name},
+                        {"scope", auth::to_string(token.grant.granted)},
+                        {"projects", std::move(projects)},
+                        {"created", time_or_null(token.created_ms)},
+                        {"expires", time_or_null(token.expires_ms)},
+                        {"revoked", time_or_null(token.revoked_ms)},
+                        {"last_used", time_or_null(token.last_used_ms)},
+                        {"usable", token.usable_at(now_ms)}};
+}
+
+std::string token_list_json(std::span<const auth::token_record> tokens, std::int64_t now_ms) {
+    json::array list;
+    for (const auto& token : tokens) list.push_back(token_json(token, now_ms));
+    return json::serialize(json::object{{"tokens", std::move(list)}});
+}
+
+json::object audit_entry_json(const catalog::audit_entry& entry) {
+    return json::object{{"id", entry.id},
+                        {"time", time_or_null(entry.time_ms)},
+                        {"actor", text::replace_invalid_utf8(entry.actor)},
+                        {"action", entry.action},
+                        {"target", text::replace_invalid_utf8(entry.target)},
+                        {"detail", text_or_null(entry.detail)}};
+}
+
+std::string audit_json(std::span<const catalog::audit_entry> entries) {
+    json::array list;
+    for (const auto& entry : entries) list.push_back(audit_entry_json(entry));
+    return json::serialize(json::object{{"entries", std::move(list)}});
+}
+
+}  // namespace wheelhouse::render

@@ -1,0 +1,242 @@
+// Drives Debian's Chromium through the admin catalog of a running wheelhouse. Run by
+// tests/e2e/test_admin_ui.py as: node admin_ui.mjs SCENARIO CONFIG.json
+// CONFIG: {base_url, admin_token, artifacts, ...scenario fields}. Prints one JSON object of
+// what it saw on stdout; any failed expectation exits non-zero with the reason on stderr.
+
+import {readFileSync} from 'node:fs';
+import {join} from 'node:path';
+import {chromium} from 'playwright-core';
+
+const [scenario, configPath] = process.argv.slice(2);
+const config = JSON.parse(readFileSync(configPath, 'utf8'));
+const base = config.base_url.replace(/\/$/, '');
+
+function expect(condition, message) {
+  if (!condition) throw new Error(`expectation failed: ${message}`);
+}
+
+function expectEqual(actual, expected, message) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`expectation failed: ${message}\n  expected ${e}\n  actual   ${a}`);
+}
+
+// A page that fails the test on any script error, dialog or CSP violation.
+async function openPage(browser, options = {}) {
+  const context = await browser.newContext({viewport: {width: 1280, height: 900}, ...options});
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('dialog', async (dialog) => {
+    problems.push(`a dialog opened: ${dialog.type()} ${dialog.message()}`);
+    await dialog.dismiss();
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/404|Failed to load resource/.test(message.text())) {
+      problems.push(`console error: ${message.text()}`);
+    }
+  });
+  return {context, page, problems};
+}
+
+async function shot(page, name) {
+  await page.screenshot({path: join(config.artifacts, `${name}.png`), fullPage: true});
+}
+
+async function setToken(page, secret) {
+  await page.fill('#token-input', secret);
+  await page.click('#token-save');
+  await page.waitForSelector('#token-forget:not([hidden])');
+}
+
+async function noticeText(page) {
+  await page.waitForSelector('#notice:not([hidden])');
+  return (await page.textContent('#notice-text')).trim();
+}
+
+// Clicks, and returns the notice the click brings (an earlier notice is hidden first).
+async function clickForNotice(page, selector) {
+  await page.evaluate(() => { document.getElementById('notice').hidden = true; });
+  await page.click(selector);
+  return noticeText(page);
+}
+
+// The matrix of one release as {python: {family: [filenames]}}.
+async function readMatrix(page, version) {
+  return page.$eval(`table.matrix[data-version="${version}"]`, (table) => {
+    const families = [...table.querySelectorAll('thead th')].slice(1).map((th) => th.textContent);
+    const out = {};
+    for (const row of table.querySelectorAll('tbody tr')) {
+      const python = row.querySelector('th').textContent;
+      out[python] = {};
+      [...row.querySelectorAll('td')].forEach((cell, index) => {
+        const links = [...cell.querySelectorAll('a')].map((a) => decodeURIComponent(a.getAttribute('href').replace('#/file/', '')));
+        if (links.length) out[python][families[index]] = links;
+      });
+    }
+    return out;
+  });
+}
+
+const scenarios = {
+  // Search finds a project; the matrix shows the right cells; a cell gives its install line;
+  // a hostile summary shows as text; a screenshot of each page.
+  async browse(browser) {
+    const {page, problems} = await openPage(browser);
+    const seen = {};
+    await page.goto(`${base}/`);
+    await page.waitForSelector('table.projects');
+    await shot(page, 'projects');
+
+    await page.fill('#project-search', config.search_typed);
+    await page.waitForFunction((expected) => {
+      const rows = [...document.querySelectorAll('table.projects tbody tr')];
+      return rows.length === expected.length && rows.every((row, i) => row.dataset.project === expected[i]);
+    }, config.search_expected, {timeout: 10000});
+    seen.search_rows = await page.$$eval('table.projects tbody tr', (rows) => rows.map((row) => row.dataset.project));
+    seen.search_count = await page.textContent('#project-count');
+    await shot(page, 'projects-search');
+
+    await page.fill('#project-search', 'no-such-thing-anywhere');
+    await page.waitForSelector('text=No project matches.');
+
+    await page.goto(`${base}/#/project/${config.matrix_project}`);
+    await page.waitForSelector(`table.matrix[data-version="${config.matrix_version}"]`);
+    seen.versions = await page.$$eval('table.matrix', (tables) => tables.map((t) => t.dataset.version));
+    seen.matrix = await readMatrix(page, config.matrix_version);
+    seen.summary = await page.textContent('#project-summary');
+    seen.requires_python = await page.textContent('#requires-python');
+
+    const [python, family] = config.install_cell;
+    const cell = page.locator(`table.matrix[data-version="${config.matrix_version}"] td[data-python="${python}"][data-family="${family}"]`);
+    await cell.locator('button.pick').first().click();
+    await page.waitForSelector('#install:not([hidden])');
+    seen.install_lines = await page.$$eval('#install .command code', (codes) => codes.map((code) => code.textContent));
+    seen.project_text = await page.textContent('main');
+    await shot(page, 'project');
+
+    await cell.locator('a').first().click();
+    await page.waitForSelector('#file-name');
+    seen.file_name = await page.textContent('#file-name');
+    seen.file_sha256 = await page.textContent('#file-sha256');
+    seen.file_variant = await page.textContent('#file-variant');
+    seen.download_total = await page.textContent('#download-total');
+    seen.chart_bars = await page.$$eval('svg.chart rect', (bars) => bars.length);
+    seen.file_text = await page.textContent('main');
+    await shot(page, 'file');
+
+    // The hostile METADATA: every place it appears holds it as text, and nothing ran.
+    await page.goto(`${base}/#/project/${config.hostile_project}`);
+    await page.waitForSelector('#project-summary');
+    seen.hostile_summary = await page.textContent('#project-summary');
+    seen.hostile_images = await page.$$eval('main img', (images) => images.length);
+    await shot(page, 'project-hostile');
+    await page.click('table.matrix td.cell a');
+    await page.waitForSelector('#file-metadata');
+    seen.hostile_file_summary = await page.textContent('#file-summary');
+    seen.hostile_metadata = await page.textContent('#file-metadata');
+    seen.hostile_file_images = await page.$$eval('main img', (images) => images.length);
+    await page.goto(`${base}/#/?q=${config.hostile_project}`);
+    await page.waitForSelector('table.projects tbody tr');
+    seen.hostile_list_images = await page.$$eval('main img', (images) => images.length);
+    seen.pwned = await page.evaluate(() => window.__pwned === true);
+
+    // Phone width and the dark theme, for the record.
+    await page.setViewportSize({width: 390, height: 844});
+    await page.goto(`${base}/#/project/${config.matrix_project}`);
+    await page.waitForSelector('table.matrix');
+    seen.phone_overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    await shot(page, 'project-phone');
+    await page.emulateMedia({colorScheme: 'dark'});
+    await page.goto(`${base}/#/`);
+    await page.waitForSelector('table.projects');
+    seen.dark_background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await shot(page, 'projects-dark');
+
+    seen.problems = problems;
+    return seen;
+  },
+
+  // Yank refused without a token, done with one; a stale page acting on a deleted file; the
+  // tokens and audit page.
+  async curate(browser) {
+    const {page, problems} = await openPage(browser);
+    const seen = {};
+    const fileUrl = `${base}/#/file/${encodeURIComponent(config.yank_file)}`;
+
+    await page.goto(fileUrl);
+    await page.waitForSelector('#yank-button');
+    await page.fill('#yank-reason', 'broken build');
+    seen.refused = await clickForNotice(page, '#yank-button');
+
+    await setToken(page, config.admin_token);
+    await page.goto(fileUrl);
+    await page.waitForSelector('#yank-button');
+    await page.fill('#yank-reason', 'broken build');
+    seen.yanked_notice = await clickForNotice(page, '#yank-button');
+    await page.waitForSelector('#yanked-note');
+    seen.yanked_note = await page.textContent('#yanked-note');
+    seen.history = await page.$$eval('.history li', (items) => items.map((item) => item.textContent));
+    await shot(page, 'file-yanked');
+
+    // A page loaded before someone else deleted its file.
+    await page.goto(`${base}/#/file/${encodeURIComponent(config.stale_file)}`);
+    await page.waitForSelector('#delete-button');
+    const deleted = await page.evaluate(async ([name, secret]) => {
+      const response = await fetch(`/api/v1/files/${encodeURIComponent(name)}`,
+        {method: 'DELETE', headers: {Authorization: `Bearer ${secret}`}});
+      return response.status;
+    }, [config.stale_file, config.admin_token]);
+    expectEqual(deleted, 200, 'the delete behind the page\'s back');
+    await page.click('#delete-button');
+    seen.stale_notice = await clickForNotice(page, '#delete-confirm');
+    seen.stale_page_still_there = await page.isVisible('#file-name');
+    await page.fill('#yank-reason', 'x');
+    seen.stale_yank_notice = await clickForNotice(page, '#yank-button');
+    await shot(page, 'file-stale');
+    await page.goto(`${base}/#/admin`);
+    await page.goto(`${base}/#/file/${encodeURIComponent(config.stale_file)}`);
+    await page.waitForSelector('.error-text');
+    seen.stale_open = await page.textContent('.error-text');
+
+    // Tokens and the audit log.
+    await page.goto(`${base}/#/admin`);
+    await page.waitForSelector('#token-create');
+    await page.fill('#new-token-name', 'ci-from-the-page');
+    await page.selectOption('#new-token-scope', 'upload');
+    seen.create_notice = await clickForNotice(page, '#token-create button[type=submit]');
+    await page.waitForSelector('#new-token-secret:not([hidden]) code');
+    seen.new_secret = await page.textContent('#new-token-secret code');
+    await page.goto(`${base}/#/`);
+    await page.goto(`${base}/#/admin`);
+    await page.waitForSelector('tr[data-token="ci-from-the-page"]');
+    seen.secret_shown_again = (await page.textContent('main')).includes(seen.new_secret);
+    seen.tokens = await page.$$eval('table.tokens tbody tr', (rows) => rows.map((row) => row.dataset.token));
+    seen.audit = await page.$$eval('table.audit tbody tr', (rows) => rows.map((row) =>
+      [...row.querySelectorAll('td')].slice(1, 4).map((cell) => cell.textContent)));
+    await shot(page, 'admin');
+    seen.revoke_notice = await clickForNotice(page, 'tr[data-token="ci-from-the-page"] button');
+
+    // Without admin scope the admin page shows the API's refusal.
+    await page.click('#token-forget');
+    await setToken(page, config.upload_token);
+    await page.goto(`${base}/#/admin`);
+    await page.waitForSelector('#tokens .error-text');
+    seen.low_scope = await page.textContent('#tokens .error-text');
+
+    seen.problems = problems;
+    return seen;
+  },
+};
+
+const browser = await chromium.launch({executablePath: config.chromium ?? '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage']});
+try {
+  const seen = await scenarios[scenario](browser);
+  process.stdout.write(`${JSON.stringify(seen)}\n`);
+} catch (failure) {
+  process.stderr.write(`${failure.stack ?? failure}\n`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,202 @@
+"""The admin web catalog in a real browser: Debian's Chromium, driven by playwright-core from
+npm, against the real binary. The browser steps are in browser/admin_ui.mjs; this file builds
+the index, runs them, and checks with pip what the page changed. Screenshots of every page go
+to tests/e2e/artifacts/."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shlex
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ingest
+from wheelbuilder import build_wheel
+
+HERE = pathlib.Path(__file__).resolve().parent
+BROWSER_DIR = HERE / "browser"
+ARTIFACTS = HERE / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+HOSTILE_SUMMARY = "<img src=x onerror=alert(1)>"
+
+FLASH = {
+    "cu128": "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl",
+    "cu130_sm89": "flash_attn-2.8.3+cu130sm89torch2.10.0-cp312-cp312-linux_x86_64.whl",
+    "cu130_sm120": "flash_attn-2.8.3+cu130sm120torch2.10.0-cp312-cp312-linux_x86_64.whl",
+    "free_threaded": "flash_attn-2.8.3+cu130sm89torch2.10.0-cp314-cp314t-linux_x86_64.whl",
+    "older": "flash_attn-2.7.4+cu128torch2.8-cp312-cp312-linux_x86_64.whl",
+}
+
+
+def playwright_version() -> str:
+    return json.loads((BROWSER_DIR / "package.json").read_text())["dependencies"]["playwright-core"]
+
+
+@pytest.fixture(scope="session")
+def browser_tools() -> None:
+    """node, Chromium and playwright-core (installed from npm into browser/node_modules when missing)."""
+    for tool in ("node", "npm"):
+        assert shutil.which(tool), f"{tool} is not installed; run deploy/install-deps.sh"
+    assert pathlib.Path(CHROMIUM).exists(), f"{CHROMIUM} is missing; run deploy/install-deps.sh (Debian's chromium)"
+    installed = BROWSER_DIR / "node_modules" / "playwright-core" / "package.json"
+    wanted = playwright_version()
+    if not installed.exists() or json.loads(installed.read_text())["version"] != wanted:
+        result = subprocess.run(["npm", "install", "--prefix", str(BROWSER_DIR), "--no-audit", "--no-fund"],
+                                capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, f"npm install of playwright-core {wanted} failed:\n{result.stdout}\n{result.stderr}"
+    ARTIFACTS.mkdir(exist_ok=True)
+
+
+def token(binary: pathlib.Path, data: pathlib.Path, name: str, scope: str) -> str:
+    result = subprocess.run([str(binary), "token", "create", "--data", str(data), "--name", name, "--scope", scope],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory, wheelhouse_bin):
+    """flash-attn in five builds (one free-threaded), demo-kernels 1.0 and 1.1, a wheel with a
+    hostile summary, and a file to delete behind a page's back; served by the real binary."""
+    from server_process import ServerProcess
+
+    root = tmp_path_factory.mktemp("admin-ui")
+    farm = root / "farm"
+    for filename in FLASH.values():
+        version = filename.split("-")[1]
+        # METADATA says "flash-attn": pip 23.0 compares Name unnormalised with the requirement.
+        build_wheel(farm, "flash-attn", version, filename.split("-", 2)[2].removesuffix(".whl"),
+                    summary="Flash attention kernels", requires_python=">=3.9")
+    build_wheel(farm, "demo-kernels", "1.0", summary="Demo kernels")
+    build_wheel(farm, "demo-kernels", "1.1", summary="Demo kernels")
+    build_wheel(farm, "stale-demo", "0.1", summary="Deleted behind the page's back")
+    build_wheel(farm, "hostile-meta", "0.1", summary=HOSTILE_SUMMARY,
+                metadata_extra="Description-Content-Type: text/html\n")
+    data = root / "data"
+    result = ingest(wheelhouse_bin, data, farm)
+    assert result.returncode == 0, result.stdout + result.stderr
+    tokens = {"admin": token(wheelhouse_bin, data, "e2e-admin", "admin"),
+              "upload": token(wheelhouse_bin, data, "e2e-ci", "upload")}
+    server = ServerProcess(data).start()
+    yield server, tokens, root
+    code = server.stop()
+    assert code == 0, f"wheelhouse serve exited with {code}:\n{server.stderr()}"
+
+
+def run_scenario(name: str, config: dict, root: pathlib.Path) -> dict:
+    config_path = root / f"{name}.json"
+    config_path.write_text(json.dumps({"artifacts": str(ARTIFACTS), "chromium": CHROMIUM, **config}))
+    result = subprocess.run(["node", str(BROWSER_DIR / "admin_ui.mjs"), name, str(config_path)], capture_output=True,
+                            text=True, timeout=300, cwd=BROWSER_DIR)
+    assert result.returncode == 0, f"browser scenario {name} failed:\n{result.stderr}\n{result.stdout}"
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen.pop("problems") == [], "the page raised errors or opened a dialog"
+    return seen
+
+
+def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, catalog, pip, tmp_path):
+    server, tokens, root = catalog
+    seen = run_scenario("browse", {
+        "base_url": server.url,
+        "admin_token": tokens["admin"],
+        "search_typed": "Flash_Attn",
+        "search_expected": ["flash-attn"],
+        "matrix_project": "flash-attn",
+        "matrix_version": "2.8.3",
+        "install_cell": ["cp312", "CUDA 13.0 · torch 2.10.0 · sm 8.9"],
+        "hostile_project": "hostile-meta",
+    }, root)
+
+    assert seen["search_rows"] == ["flash-attn"]
+    assert "1 project" in seen["search_count"]
+    assert seen["versions"] == ["2.8.3", "2.7.4"]  # newest first (PEP 440)
+    assert seen["matrix"] == {
+        "cp312": {
+            "CUDA 12.8 · torch 2.8": [FLASH["cu128"]],
+            "CUDA 13.0 · torch 2.10.0 · sm 8.9": [FLASH["cu130_sm89"]],
+            "CUDA 13.0 · torch 2.10.0 · sm 12.0": [FLASH["cu130_sm120"]],
+        },
+        "cp314t": {"CUDA 13.0 · torch 2.10.0 · sm 8.9": [FLASH["free_threaded"]]},
+    }
+    assert seen["summary"] == "Flash attention kernels"
+    assert seen["requires_python"] == ">=3.9"
+    assert seen["file_name"] == FLASH["cu130_sm89"]
+    assert len(seen["file_sha256"]) == 64
+    assert "13.0" in seen["file_variant"] and "8.9" in seen["file_variant"]
+    assert seen["chart_bars"] == 30
+    for page in ("project_text", "file_text"):  # an absent value is never shown as "null" or "undefined"
+        assert "null" not in seen[page] and "undefined" not in seen[page], seen[page]
+
+    pip_line, uv_line = seen["install_lines"]
+    index = f"{server.url}variants/cu130-torch2.10-sm89/simple/"
+    assert pip_line == f'pip install "flash-attn==2.8.3+cu130sm89torch2.10.0" --extra-index-url {index}'
+    assert uv_line == f'uv pip install "flash-attn==2.8.3+cu130sm89torch2.10.0" --extra-index-url {index}'
+    # The line works: pip, told of a cp312 Linux machine, fetches exactly that cell's file.
+    words = shlex.split(pip_line)
+    requirement, url = words[2], words[4]
+    dest = tmp_path / "downloads"
+    pip("download", "--no-deps", "--only-binary=:all:", "--python-version", "3.12", "--platform", "linux_x86_64",
+        "--index-url", url, "--dest", str(dest), requirement)
+    assert [path.name for path in dest.iterdir()] == [FLASH["cu130_sm89"]]
+
+    # The hostile summary is text wherever it shows, and nothing ran (no dialog, no image).
+    assert seen["hostile_summary"] == HOSTILE_SUMMARY
+    assert seen["hostile_file_summary"] == HOSTILE_SUMMARY
+    assert f"Summary: {HOSTILE_SUMMARY}" in seen["hostile_metadata"]
+    assert seen["hostile_images"] == seen["hostile_file_images"] == seen["hostile_list_images"] == 0
+    assert seen["pwned"] is False
+
+    assert seen["phone_overflow"] <= 0, "the page is wider than a phone's screen"
+    assert seen["dark_background"] != "rgb(255, 255, 255)"
+    for name in ("projects", "projects-search", "project", "file", "project-hostile", "project-phone", "projects-dark"):
+        assert (ARTIFACTS / f"{name}.png").stat().st_size > 1000
+
+
+def newest_demo_kernels(pip, url: str, dest: pathlib.Path) -> str:
+    """The demo-kernels wheel pip picks from the index."""
+    pip("download", "--no-deps", "--index-url", url + "simple/", "--dest", str(dest), "demo-kernels")
+    (wheel,) = dest.iterdir()
+    return wheel.name
+
+
+def test_curation_yank_is_checked_by_the_api_and_pip_follows(browser_tools, catalog, pip, tmp_path):
+    server, tokens, root = catalog
+    yank_file = "demo_kernels-1.1-py3-none-any.whl"
+    assert newest_demo_kernels(pip, server.url, tmp_path / "before") == yank_file
+
+    seen = run_scenario("curate", {
+        "base_url": server.url,
+        "admin_token": tokens["admin"],
+        "upload_token": tokens["upload"],
+        "yank_file": yank_file,
+        "stale_file": "stale_demo-0.1-py3-none-any.whl",
+    }, root)
+
+    # Without a token the API refused, whatever the page offered.
+    assert seen["refused"].startswith("Refused: yanks need an API token")
+    assert seen["yanked_notice"] == f"{yank_file} is yanked"
+    assert seen["yanked_note"] == "Yanked: broken build"
+    assert any("e2e-admin yank — broken build" in item for item in seen["history"])
+    # pip no longer picks the yanked file.
+    assert newest_demo_kernels(pip, server.url, tmp_path / "after") == "demo_kernels-1.0-py3-none-any.whl"
+
+    stale = "no file named stale_demo-0.1-py3-none-any.whl in this index; it may have been deleted since the page was loaded"
+    assert seen["stale_notice"] == f"Failed: {stale}"
+    assert seen["stale_page_still_there"] is True
+    assert seen["stale_yank_notice"] == f"Failed: {stale}"
+    assert seen["stale_open"] == stale
+
+    assert seen["new_secret"].strip() and seen["secret_shown_again"] is False
+    assert {"e2e-admin", "e2e-ci", "ci-from-the-page"} <= set(seen["tokens"])
+    assert seen["create_notice"] == "token ci-from-the-page created"
+    assert ["e2e-admin", "create_token", "ci-from-the-page"] in seen["audit"]
+    assert ["e2e-admin", "yank", yank_file] in seen["audit"]
+    assert ["e2e-admin", "delete_file", "stale_demo-0.1-py3-none-any.whl"] in seen["audit"]
+    assert seen["revoke_notice"] == "token ci-from-the-page is revoked"
+    assert seen["low_scope"] == "token 'e2e-ci' has scope upload; token lists and changes need admin"
+    for name in ("file-yanked", "file-stale", "admin"):
+        assert (ARTIFACTS / f"{name}.png").stat().st_size > 1000
