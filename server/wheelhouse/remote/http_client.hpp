@@ -1,0 +1,79 @@
+#pragma once
+// An HTTPS client for the hosts that hold release assets: Beast over OpenSSL with certificate
+// and host-name verification, SNI, deadlines, a redirect limit and a body limit. Every URL it
+// touches, the first and each redirect's, passes the host policy, and so does every address
+// the name resolves to, so the index cannot be turned on internal services.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "wheelhouse/remote/host_policy.hpp"
+#include "wheelhouse/result.hpp"
+
+namespace wheelhouse::remote {
+
+struct client_settings {
+    host_policy policy;
+    std::string ca_bundle;  // a PEM file; empty: the system's store
+    std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
+    std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};   // between two reads
+    std::chrono::milliseconds total_timeout{std::chrono::minutes(10)};  // one whole fetch
+    unsigned max_redirects = 5;
+    std::string user_agent = "wheelhouse";
+};
+
+using header_list = std::vector<std::pair<std::string, std::string>>;
+
+struct fetch_request {
+    std::string url;
+    header_list headers;                      // e.g. Range, Accept, Authorization
+    std::uint64_t max_body = 16ull << 20;     // a longer body fails as too_large
+    bool follow_redirects = true;
+};
+
+struct fetch_response {
+    unsigned status = 0;
+    std::string final_url;         // after redirects
+    header_list headers;           // names in lower case
+    std::string body;              // empty when streamed to a sink
+    std::uint64_t bytes_read = 0;  // body bytes received over every hop, for reports
+
+    // The first value of a header, by lower-case name; empty when absent.
+    std::string_view header(std::string_view lower_case_name) const;
+};
+
+// Receives a streamed body in order; an error stops the fetch.
+using body_chunk_sink = std::function<result<void>(std::span<const char>)>;
+
+// Thread safety: fetch() and fetch_to() may be called from any number of threads at once;
+// each call blocks its thread (run it on a worker or a command line, never an I/O thread).
+// Errors: error_kind::invalid for a URL that is malformed or off the policy,
+// error_kind::upstream for a connection, TLS, deadline, redirect or protocol failure,
+// error_kind::too_large past max_body. A status >= 400 is not an error: the caller decides.
+class http_client {
+public:
+    explicit http_client(client_settings settings);
+    ~http_client();
+    http_client(const http_client&) = delete;
+    http_client& operator=(const http_client&) = delete;
+
+    result<fetch_response> fetch(const fetch_request& request);
+
+    // As fetch(), but the final response's body goes to `sink` chunk by chunk (no max_body).
+    result<fetch_response> fetch_to(const fetch_request& request, const body_chunk_sink& sink);
+
+    const client_settings& settings() const noexcept;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace wheelhouse::remote
