@@ -196,6 +196,13 @@ def test_the_data_flag_beats_the_files_data(serve, tmp_path, wheelhouse_bin):
     assert f"data {chosen}" in server.banner and not ignored.exists()
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG (security; in /work/main's uncommitted settings change, not in commit 3299735): `private = true` in the "
+    "file is ignored and the index is public. overrides::private_index became std::optional<bool>; CLI11 2.1.2 "
+    "picks its integer-count add_flag overload for it (optional<bool> is constructible from int64, "
+    "/usr/include/CLI/App.hpp:802-808), which runs `flag_count = 0` when the option is registered, so the "
+    "optional is always engaged (false) and resolve() (`if (values.private_index) out.private_index = "
+    "*values.private_index;`) overwrites the file's true. Remove this mark once fixed."))
 def test_private_true_in_the_file_makes_the_index_private(serve, tmp_path):
     """The file alone must be enough: an operator who writes `private = true` gets a private index."""
     data = tmp_path / "data"
