@@ -243,6 +243,8 @@ def test_uploads_to_an_archived_or_quarantined_project_are_refused(server, tmp_p
     assert code == 403 and expected in body, body
     uploaded = twine(running.url, tokens["upload"], new)
     assert uploaded.returncode != 0 and "403" in uploaded.stdout + uploaded.stderr, uploaded.stdout + uploaded.stderr
+    said = " ".join((uploaded.stdout + uploaded.stderr).split())  # twine wraps the reason across lines
+    assert expected in said, said
     # The same name spelled another way is the same project.
     other_spelling = build_wheel(tmp_path / "c", "Kernels", "1.2")
     code, body = curl(*auth, "-T", str(other_spelling), running.url + "api/v1/files/")
