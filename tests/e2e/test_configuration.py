@@ -35,7 +35,7 @@ def free_port() -> int:
 
 class Serve:
     """`wheelhouse serve` with exactly the arguments and environment a test gives. Its output, both
-    streams in one file: the banner goes to stderr, spdlog's messages (start-up errors too) to stdout."""
+    streams in one file (the banner and spdlog's messages go to stderr, an access log of "-" to stdout)."""
 
     def __init__(self, binary: pathlib.Path, workdir: pathlib.Path, args: list[str], env: dict[str, str]):
         self.stderr_path = workdir / f"serve-{time.monotonic_ns()}.log"
@@ -196,13 +196,6 @@ def test_the_data_flag_beats_the_files_data(serve, tmp_path, wheelhouse_bin):
     assert f"data {chosen}" in server.banner and not ignored.exists()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (security; in /work/main's uncommitted settings change, not in commit 3299735): `private = true` in the "
-    "file is ignored and the index is public. overrides::private_index became std::optional<bool>; CLI11 2.1.2 "
-    "picks its integer-count add_flag overload for it (optional<bool> is constructible from int64, "
-    "/usr/include/CLI/App.hpp:802-808), which runs `flag_count = 0` when the option is registered, so the "
-    "optional is always engaged (false) and resolve() (`if (values.private_index) out.private_index = "
-    "*values.private_index;`) overwrites the file's true. Remove this mark once fixed."))
 def test_private_true_in_the_file_makes_the_index_private(serve, tmp_path):
     """The file alone must be enough: an operator who writes `private = true` gets a private index."""
     data = tmp_path / "data"
@@ -283,10 +276,6 @@ def test_other_commands_refuse_a_bad_config_file_too(tmp_path, wheelhouse_bin):
     assert not (tmp_path / "var").exists()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a bad listen address from the config file is reported without the file or the key "
-    "(server/wheelhouse/config/settings.cpp resolve() returns split_listen_address()'s error as is, after "
-    "the file has been merged), although settings.hpp promises 'The error names the file, key and problem'"))
 def test_a_bad_listen_address_in_the_file_names_the_file(serve, tmp_path):
     config = write_config(tmp_path / "bad.toml", 'listen = "localhost"\n')
     server = serve("--config", str(config), "--data", str(tmp_path / "data"))

@@ -91,9 +91,13 @@ void add_options(CLI::App& command, overrides& values, bool server_options) {
         ->envname("WHEELHOUSE_INGEST_WORKERS");
     command.add_option("--ingest-queue", values.ingest_queue, "Uploads that may wait for a worker before 503 (default 16)")
         ->envname("WHEELHOUSE_INGEST_QUEUE");
-    command.add_flag("--private", values.private_index,
-                     "Private index: reading pages and files needs a token too (pip: "
-                     "--index-url http://__token__:TOKEN@HOST/simple/)")
+    // A counting flag: only called when --private or WHEELHOUSE_PRIVATE is given, with a count
+    // of at most 0 for WHEELHOUSE_PRIVATE=0/false, so the file's setting stands otherwise.
+    command.add_flag_function(
+            "--private", [&values](std::int64_t count) { values.private_index = count > 0; },
+            "Private index: reading pages and files needs a token too (pip: "
+            "--index-url http://__token__:TOKEN@HOST/simple/); WHEELHOUSE_PRIVATE=0 overrides the "
+            "file's private = true")
         ->envname("WHEELHOUSE_PRIVATE");
 }
 
@@ -113,10 +117,15 @@ result<settings> resolve(const overrides& values) {
     if (values.drain_timeout) out.drain_timeout = std::chrono::seconds(*values.drain_timeout);
     apply(out.ingest_workers, values.ingest_workers);
     apply(out.ingest_queue, values.ingest_queue);
-    if (values.private_index) out.private_index = true;
+    if (values.private_index) out.private_index = *values.private_index;
     if (out.ingest_workers == 0) out.ingest_workers = std::max(1u, std::thread::hardware_concurrency());
     if (out.threads == 0) out.threads = std::max(1u, std::thread::hardware_concurrency());
-    if (auto address = split_listen_address(out.listen); !address) return address.error();
+    if (auto address = split_listen_address(out.listen); !address) {
+        if (!values.listen && values.config_file) {
+            return invalid("configuration file " + *values.config_file + ": key 'listen': " + address.error().message);
+        }
+        return address.error();
+    }
     return out;
 }
 

@@ -43,7 +43,7 @@ struct overrides {
     std::optional<unsigned> drain_timeout;
     std::optional<unsigned> ingest_workers;
     std::optional<unsigned> ingest_queue;
-    bool private_index = false;  // the flag can only turn it on; the file may say either
+    std::optional<bool> private_index;  // --private, or WHEELHOUSE_PRIVATE=1/0 (0 overrides the file)
 };
 
 // Registers --config, --data (WHEELHOUSE_DATA) and, with `server_options`, every server option.
