@@ -1,11 +1,15 @@
 // wheelhouse: one binary, one subcommand per job. Each command lives in wheelhouse/cli/.
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/cli/commands.hpp"
 
 int main(int argc, char** argv) {
+    // Diagnostics to stderr, so `serve 2>err.log` keeps a failed start's reason and a command's
+    // stdout holds only its output (and the access log, when it is "-").
+    spdlog::set_default_logger(spdlog::stderr_color_mt("wheelhouse"));
     CLI::App app{"wheelhouse: a self-hosted Python package index for binary wheels"};
     app.set_version_flag("--version", WHEELHOUSE_VERSION);
     app.require_subcommand(1);
