@@ -58,7 +58,7 @@ def test_without_a_token_pip_is_refused_and_nothing_is_revealed(private, tmp_pat
         status, body = curl("-D", "-", running.url + path)
         assert status == 401, (path, body)
         assert "WWW-Authenticate: Basic" in body, path
-        assert "kernels-1.0.0" not in body and "this index is private" in body, path
+        assert "kernels-1.0.0" not in body and "reads of this private index need an API token" in body, path
     status, body = curl("-u", "__token__:not-a-token", running.url + "simple/kernels/")
     assert status == 401, body
     assert curl(running.url + "healthz")[0] == 200  # liveness stays open for load balancers

@@ -1,8 +1,6 @@
 #include "wheelhouse/app/read_access.hpp"
 
-#include <spdlog/spdlog.h>
-
-#include "wheelhouse/auth/credentials.hpp"
+#include "wheelhouse/app/authorization.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/pep503/name.hpp"
 
@@ -34,20 +32,12 @@ std::string project_read_by(const http_target::request_target& target) {
 
 result<void> check_read_access(const auth::token_store& tokens, const http::request_header<>& request,
                                std::string_view project) {
-    const auto authorization = request[http::field::authorization];
-    if (authorization.empty()) {
-        return make_error(error_kind::unauthorized,
-                          "this index is private: put a token in the index URL, e.g. pip install --index-url "
-                          "http://__token__:<token>@<host>/simple/ <project> (an admin creates one with: "
-                          "wheelhouse token create --name <who> --scope read)");
-    }
-    auto presented = auth::parse_authorization(authorization);
-    if (!presented) return presented.error();
-    auto grant = tokens.authenticate(presented->token);
-    if (!grant) {
-        spdlog::warn("read refused: {} ({} {})", grant.error().message, request.method_string(), request.target());
-        return grant.error();
-    }
+    static constexpr access_rule read_rule{
+        auth::scope::read, "reads of this private index",
+        "put a token in the index URL, e.g. pip install --index-url http://__token__:<token>@<host>/simple/ "
+        "<project> (an admin creates one with: wheelhouse token create --name <who> --scope read)"};
+    auto grant = authorize(tokens, request, read_rule);
+    if (!grant) return grant.error();
     if (auth::permits(*grant, auth::scope::read, project)) return {};
     if (project.empty()) {
         return make_error(error_kind::forbidden, "token '" + grant->name +
