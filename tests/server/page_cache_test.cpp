@@ -72,6 +72,29 @@ TEST_CASE("page cache: variant scopes past the cap drop the least recently used,
     CHECK(stats.entries == 2 + 3);
 }
 
+TEST_CASE("page cache: variant pages past the byte cap drop whole scopes, and an oversized page is not kept",
+          "[server][page_cache]") {
+    // Each variant body here is 20-odd bytes; a cap of 60 holds two or three of them.
+    page_cache cache(page_cache::options{.max_variant_scopes = 64, .max_variant_bytes = 60});
+    CHECK(fetch(cache, {"", "flash-attn", page_format::html}));
+    CHECK(fetch(cache, variant("cu130")));
+    CHECK(fetch(cache, variant("cu128")));
+    CHECK_FALSE(fetch(cache, variant("cu130")));  // cu128 is the least recent now
+    for (int i = 0; i < 50; ++i) fetch(cache, variant("torch2." + std::to_string(i)));
+    auto stats = cache.stats();
+    const std::size_t simple_bytes = body_of({"", "flash-attn", page_format::html}).size();
+    CHECK(stats.bytes - simple_bytes <= 60);
+    CHECK(stats.variant_scopes >= 1);
+    CHECK(stats.variant_scopes_dropped >= 49);
+    CHECK_FALSE(fetch(cache, {"", "flash-attn", page_format::html}));  // /simple/ is never dropped
+
+    page_cache tiny(page_cache::options{.max_variant_scopes = 64, .max_variant_bytes = 4});
+    CHECK(fetch(tiny, variant("cu130")));  // served, but larger than the whole cap
+    CHECK(fetch(tiny, variant("cu130")));  // so rendered again
+    CHECK(tiny.stats().variant_scopes == 0);
+    CHECK(tiny.stats().bytes == 0);
+}
+
 TEST_CASE("page cache: a project's change drops its pages in every scope and every list", "[server][page_cache]") {
     page_cache cache;
     for (const std::string scope : {"", "cu130-torch2.10-sm89", "cpu"}) {

@@ -23,6 +23,7 @@ std::string entity_tag_for(std::string_view body) {
 
 struct page_cache::scope_pages {
     std::unordered_map<std::string, rendered_page> pages;  // by page_name()
+    std::size_t bytes = 0;                                   // of every body in `pages`
     std::atomic<std::uint64_t> last_used{0};
 };
 
@@ -70,16 +71,29 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
     if (scope.pages.try_emplace(name, page).second) {
         ++entries_;
         bytes_ += page.body->size();
+        scope.bytes += page.body->size();
     }
     if (variant) {
         scope.last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         const std::size_t kept_variant_scopes = scopes_.size() - (scopes_.contains("") ? 1 : 0);
         if (created && kept_variant_scopes > options_.max_variant_scopes) drop_least_recent_variant_scope(&scope);
+        while (variant_bytes() > options_.max_variant_bytes && drop_least_recent_variant_scope(&scope)) {
+        }
+        if (variant_bytes() > options_.max_variant_bytes) {
+            erase_page(scope, name);
+            if (scope.pages.empty()) scopes_.erase(key.scope);
+        }
     }
     return std::optional(std::move(page));
 }
 
-void page_cache::drop_least_recent_variant_scope(const scope_pages* keep) {
+std::size_t page_cache::variant_bytes() const {
+    std::size_t total = 0;
+    for (const auto& [name, scope] : scopes_) total += name.empty() ? 0 : scope->bytes;
+    return total;
+}
+
+bool page_cache::drop_least_recent_variant_scope(const scope_pages* keep) {
     auto oldest = scopes_.end();
     for (auto it = scopes_.begin(); it != scopes_.end(); ++it) {
         if (it->first.empty() || it->second.get() == keep) continue;
@@ -87,16 +101,18 @@ void page_cache::drop_least_recent_variant_scope(const scope_pages* keep) {
                                            oldest->second->last_used.load(std::memory_order_relaxed))
             oldest = it;
     }
-    if (oldest == scopes_.end()) return;
-    for (const auto& [name, page] : oldest->second->pages) bytes_ -= page.body->size();
+    if (oldest == scopes_.end()) return false;
+    bytes_ -= oldest->second->bytes;
     entries_ -= oldest->second->pages.size();
     scopes_.erase(oldest);
     ++scopes_dropped_;
+    return true;
 }
 
 void page_cache::erase_page(scope_pages& scope, const std::string& name) {
     if (auto page = scope.pages.find(name); page != scope.pages.end()) {
         bytes_ -= page->second.body->size();
+        scope.bytes -= page->second.body->size();
         --entries_;
         scope.pages.erase(page);
     }

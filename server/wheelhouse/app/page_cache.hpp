@@ -3,8 +3,9 @@
 // Entries are dropped when the catalog changes the project they show.
 //
 // Pages live in scopes: "" for /simple/, one per canonical selector for /variants/<s>/simple/.
-// Anyone can name a new valid selector, so the variant scopes kept are capped: past the cap the
-// scope least recently used is dropped whole. /simple/ is never dropped.
+// Anyone can name a new valid selector, so the variant scopes kept are capped in number and in
+// bytes: past either cap the scope least recently used is dropped whole (and a page that alone
+// would break the byte cap is served but not kept). /simple/ is never dropped.
 
 #include <atomic>
 #include <cstdint>
@@ -37,6 +38,7 @@ class page_cache {
 public:
     struct options {
         std::size_t max_variant_scopes = 64;
+        std::size_t max_variant_bytes = 256u << 20;  // pages of every variant scope together
     };
     page_cache() : page_cache(options{}) {}
     explicit page_cache(const options& settings);
@@ -66,8 +68,9 @@ public:
 private:
     struct scope_pages;
     static std::string page_name(pep691::page_format format, std::string_view project);
-    void drop_least_recent_variant_scope(const scope_pages* keep);
+    bool drop_least_recent_variant_scope(const scope_pages* keep);
     void erase_page(scope_pages& scope, const std::string& name);
+    std::size_t variant_bytes() const;
 
     const options options_;
     mutable std::shared_mutex mutex_;
