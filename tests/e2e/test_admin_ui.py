@@ -11,6 +11,7 @@ import pathlib
 import shlex
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -100,6 +101,13 @@ def run_scenario(name: str, config: dict, root: pathlib.Path) -> dict:
 
 def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, catalog, pip, tmp_path):
     server, tokens, root = catalog
+    # Two downloads of the file the scenario opens, so its page has counts to show (the server
+    # adds its in-memory counts to the catalog about once a second).
+    listing = json.load(server.get("/simple/flash-attn/", {"Accept": "application/vnd.pypi.simple.v1+json"}))
+    url = next(f["url"] for f in listing["files"] if f["filename"] == FLASH["cu130_sm89"])
+    for _ in range(2):
+        server.get(url.removeprefix(server.url.rstrip("/"))).read()
+    time.sleep(2.5)
     seen = run_scenario("browse", {
         "base_url": server.url,
         "admin_token": tokens["admin"],
@@ -128,6 +136,7 @@ def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, c
     assert len(seen["file_sha256"]) == 64
     assert "13.0" in seen["file_variant"] and "8.9" in seen["file_variant"]
     assert seen["chart_bars"] == 30
+    assert seen["download_total"] == "2 in all"
     for page in ("project_text", "file_text"):  # an absent value is never shown as "null" or "undefined"
         assert "null" not in seen[page] and "undefined" not in seen[page], seen[page]
 
