@@ -29,6 +29,9 @@ public:
     // Notices writes by other processes (`wheelhouse ingest` beside a running server) once a
     // second and drops the cached pages. Thread safety: call once, before the server starts.
     void watch_external_changes(net::io_context& context);
+    // Drops the watch timer. Thread safety: call once the server's threads have stopped and
+    // before its io_context is destroyed, which the timer must not outlive.
+    void stop_watching() noexcept { watch_timer_.reset(); }
 
     page_cache& pages() noexcept { return pages_; }
     // What the transport records each request into (server_options::metrics).

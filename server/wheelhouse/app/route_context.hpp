@@ -8,6 +8,7 @@
 #include <string>
 
 #include "wheelhouse/app/page_cache.hpp"
+#include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/metrics/server_metrics.hpp"
 
 namespace wheelhouse::catalog {
@@ -16,6 +17,9 @@ class download_counter;
 }
 namespace wheelhouse::storage {
 class blob_store;
+}
+namespace wheelhouse::remote {
+class http_client;
 }
 
 namespace wheelhouse::app {
@@ -28,6 +32,10 @@ struct app_settings {
     std::size_t ingest_queue = 16;          // uploads waiting for a worker before 503
     page_cache::options pages;              // how many variant indexes keep pages in memory
     bool private_index = false;             // reads need a token (auth::scope::read or above)
+    // How assets registered without a mode of their own are downloaded: redirect, proxy or cache.
+    catalog::download_mode remote_download_mode = catalog::download_mode::redirect;
+    std::string github_api_url = "https://api.github.com";
+    std::string github_token;                // for private repositories' release listings; may be empty
 };
 
 struct route_context {
@@ -37,6 +45,7 @@ struct route_context {
     const app_settings& settings;
     metrics::server_metrics& metrics;
     catalog::download_counter* downloads = nullptr;  // counts wheel downloads when set
+    remote::http_client* remote = nullptr;  // fetches release assets; null when not configured
 };
 
 }  // namespace wheelhouse::app

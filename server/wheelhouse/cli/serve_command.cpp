@@ -86,6 +86,7 @@ int serve(const config::overrides& values) {
 
     server.start();
     server.wait();
+    application.stop_watching();
     application.finish_ingests();
     spdlog::info("stopped; all connections closed");
     return 0;

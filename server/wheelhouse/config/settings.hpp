@@ -6,9 +6,12 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/App.hpp>
 
+#include "wheelhouse/catalog/records.hpp"
+#include "wheelhouse/remote/host_policy.hpp"
 #include "wheelhouse/result.hpp"
 
 namespace wheelhouse::config {
@@ -26,6 +29,16 @@ struct settings {
     unsigned ingest_workers = 0;  // 0: one per core
     unsigned ingest_queue = 16;
     bool private_index = false;  // reads (/simple/, /files/, /api/) need a token too
+
+    // Release assets: registering, importing and downloading them.
+    std::string github_api_url = "https://api.github.com";  // GitHub Enterprise: https://HOST/api/v3
+    std::string github_token;    // lists private repositories' releases and fetches their assets
+    std::string ca_bundle;       // PEM file of trusted CAs; empty: the system's store
+    std::vector<std::string> remote_allowed_hosts = remote::default_allowed_hosts();
+    bool remote_allow_private_addresses = false;  // loopback and private networks: tests only
+    catalog::download_mode remote_download_mode = catalog::download_mode::redirect;
+    std::chrono::seconds remote_connect_timeout{10};
+    std::chrono::seconds remote_read_timeout{30};
 };
 
 // Values given on the command line or in the environment; unset ones fall through to the

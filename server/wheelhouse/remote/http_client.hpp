@@ -51,6 +51,9 @@ struct fetch_response {
 
 // Receives a streamed body in order; an error stops the fetch.
 using body_chunk_sink = std::function<result<void>(std::span<const char>)>;
+// Sees the final response's status, URL and headers (body still empty) before its first body
+// chunk; an error stops the fetch. A proxy uses it to answer its own client's headers early.
+using head_callback = std::function<result<void>(const fetch_response&)>;
 
 // Thread safety: fetch() and fetch_to() may be called from any number of threads at once;
 // each call blocks its thread (run it on a worker or a command line, never an I/O thread).
@@ -66,8 +69,10 @@ public:
 
     result<fetch_response> fetch(const fetch_request& request);
 
-    // As fetch(), but the final response's body goes to `sink` chunk by chunk (no max_body).
-    result<fetch_response> fetch_to(const fetch_request& request, const body_chunk_sink& sink);
+    // As fetch(), but the final response's body goes to `sink` chunk by chunk (no max_body),
+    // after `on_head` (when set) has seen its headers.
+    result<fetch_response> fetch_to(const fetch_request& request, const body_chunk_sink& sink,
+                                    const head_callback& on_head = {});
 
     const client_settings& settings() const noexcept;
 
