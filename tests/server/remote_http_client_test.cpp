@@ -340,3 +340,35 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
         CHECK_THAT(failed.error().message, Catch::Contains("CA bundle"));
     }
 }
+
+// A figure, not a check: `server_tests "[.bench]"` prints the client's streaming throughput
+// from the fake's storage host (the fake itself serves curl at about 350 MB/s here).
+TEST_CASE("remote client: streaming throughput of a 256 MiB asset", "[.bench][remote]") {
+    testing::temp_dir dir;
+    {
+        std::ofstream big(dir / "big.whl", std::ios::binary);
+        const std::string block = random_bytes(1 << 20, 3);
+        for (int i = 0; i < 256; ++i) big << block;
+    }
+    std::ofstream(dir / "setup.json") << "{\"releases\": [{\"owner\": \"o\", \"repo\": \"r\", \"tag\": \"v1\", "
+                                         "\"assets\": [{\"name\": \"big.whl\", \"path\": \""
+                                      << (dir / "big.whl").string() << "\"}]}]}";
+    fake_github fake(dir / "setup.json", dir / "certs");
+    client_settings settings;
+    settings.policy.allowed_hosts = {"127.0.0.1", "localhost"};
+    settings.policy.allow_private_addresses = true;
+    settings.ca_bundle = fake.ca;
+    http_client client(settings);
+    std::uint64_t total = 0;
+    const auto start = std::chrono::steady_clock::now();
+    auto fetched = client.fetch_to(fetch_request{fake.download("big.whl"), {}, 0, true},
+                                   [&](std::span<const char> chunk) -> result<void> {
+                                       total += chunk.size();
+                                       return {};
+                                   });
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    REQUIRE(fetched);
+    CHECK(total == 256ull << 20);
+    std::printf("remote client: %llu bytes in %.3f s, %.1f MB/s\n", static_cast<unsigned long long>(total),
+                took.count(), static_cast<double>(total) / took.count() / 1e6);
+}

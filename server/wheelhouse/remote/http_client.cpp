@@ -244,6 +244,7 @@ private:
         if (sent.ec) return failure(t, "sending the request to", sent.ec, settings_.read_timeout, "remote-read-timeout");
 
         beast::flat_buffer buffer;
+        buffer.reserve(chunk_bytes);  // reads of up to a chunk, not 512 bytes at first
         http::response_parser<http::buffer_body> parser;
         parser.header_limit(header_limit);
         parser.body_limit(boost::none);  // limits are ours: max_body, or none for a sink
