@@ -40,13 +40,18 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       uploads_(context_, tokens_, ingest_workers_,
                upload_settings{settings_.max_upload_bytes, std::chrono::seconds(5)}),
       admin_(context_, tokens_, ingest_workers_),
-      static_(built_in_static_assets()) {
+      static_(built_in_static_assets()),
+      remote_files_(context_, {settings_.proxy_downloads}) {
+    context_.remote_files = &remote_files_;
     catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
 }
 
 application::~application() { finish_ingests(); }
 
-void application::finish_ingests() { ingest_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain); }
+void application::finish_ingests() {
+    remote_files_.stop();
+    ingest_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
+}
 
 transport::body_plan application::plan_body(const http::request_header<>& header) {
     auto target = http_target::parse(header.target());
@@ -64,10 +69,11 @@ void application::handle(transport::incoming_request request, transport::respond
         target && admin_routes::claims(request.header.method(), *target)) {
         return admin_.handle(std::move(request), *target, respond);
     }
-    respond(route(request));
+    if (auto response = route(request, respond)) respond(std::move(*response));
 }
 
-transport::outgoing_response application::route(const transport::incoming_request& incoming) {
+std::optional<transport::outgoing_response> application::route(const transport::incoming_request& incoming,
+                                                                const transport::responder& respond) {
     const auto& request = incoming.header;
     if (request.method() == http::verb::unknown) {
         return make_text_response(request, http::status::not_implemented,
@@ -95,7 +101,7 @@ transport::outgoing_response application::route(const transport::incoming_reques
     }
     if (first == "files") {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
-        return serve_file(context_, request, *target);
+        return serve_file(context_, request, *target, respond);
     }
     if (first == "legacy" || (first == "api" && segments.size() >= 3 && segments[2] == "files")) {
         return method_not_allowed(request, first == "legacy" ? "POST" : "PUT");

@@ -24,6 +24,8 @@ class http_client;
 
 namespace wheelhouse::app {
 
+class remote_downloads;
+
 struct app_settings {
     std::chrono::seconds page_max_age{60};  // Cache-Control on simple pages
     std::string files_base = "/files/";     // where page links point for downloads
@@ -36,6 +38,7 @@ struct app_settings {
     catalog::download_mode remote_download_mode = catalog::download_mode::redirect;
     std::string github_api_url = "https://api.github.com";
     std::string github_token;                // for private repositories' release listings; may be empty
+    unsigned proxy_downloads = 16;           // proxied remote downloads at once; more get 503
 };
 
 struct route_context {
@@ -46,6 +49,7 @@ struct route_context {
     metrics::server_metrics& metrics;
     catalog::download_counter* downloads = nullptr;  // counts wheel downloads when set
     remote::http_client* remote = nullptr;  // fetches release assets; null when not configured
+    remote_downloads* remote_files = nullptr;  // serves downloads of remote files; set by the application
 };
 
 }  // namespace wheelhouse::app
