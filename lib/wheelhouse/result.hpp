@@ -19,6 +19,7 @@ enum class error_kind {
     too_large,     // past a size limit: 413
     unavailable,   // busy, try again later: 503
     upstream,      // a remote host failed or lied: 502
+    timeout,       // a remote host did not answer in time: 504
     internal,      // our own fault (disk, database): 500
 };
 

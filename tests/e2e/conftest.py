@@ -11,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+from fake_github import FakeGitHub  # noqa: E402
 from server_process import ServerProcess, wheelhouse_binary  # noqa: E402
 
 
@@ -73,3 +74,19 @@ def start_server(tmp_path):
     for server in started:
         code = server.stop()
         assert code == 0, f"wheelhouse serve exited with {code} after SIGTERM:\n{server.stderr()}"
+
+
+@pytest.fixture(scope="session")
+def fake_github_process(tmp_path_factory):
+    """One fake GitHub (tests/e2e/fake_github.py) for the session: its certificates cost a second."""
+    fake = FakeGitHub(tmp_path_factory.mktemp("fake-github"))
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def fake_github(fake_github_process) -> FakeGitHub:
+    """The fake GitHub, emptied for this test: no releases, faults, log or token; full rate limit.
+    fake_github.server_flags() points wheelhouse at it."""
+    fake_github_process.reset()
+    return fake_github_process

@@ -316,3 +316,43 @@ def test_a_port_in_use_exits_non_zero_saying_so(serve, tmp_path):
     assert second.wait_exit() == 1
     assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in second.output(), second.output()
     assert status_of(first.url + "healthz") == 200  # the first server is untouched
+
+
+def test_remote_settings_follow_the_same_precedence(serve, tmp_path):
+    """A remote setting from the file, overridden by its WHEELHOUSE_* variable, overridden by its
+    flag; shown by the start-up check of the value that wins."""
+    data = str(tmp_path / "data")
+    config = write_config(tmp_path / "remote.toml", 'remote-download-mode = "proxy"\nremote-connect-timeout = 0\n'
+                                                    'remote-allowed-hosts = ["github.com", "Mirror.Example"]\n')
+    from_file = serve("--config", str(config), "--data", data, "--listen", "127.0.0.1:0")
+    assert from_file.wait_exit() == 2
+    assert f"configuration file {config}: key 'remote-connect-timeout': must be at least 1 second" in from_file.output()
+
+    environment = clean_environment(WHEELHOUSE_REMOTE_CONNECT_TIMEOUT="5")
+    serve("--config", str(config), "--data", data, "--listen", "127.0.0.1:0", env=environment).wait_listening()
+
+    from_flag = serve("--config", str(config), "--data", data, "--listen", "127.0.0.1:0",
+                      "--remote-connect-timeout", "0", env=environment)
+    assert from_flag.wait_exit() == 2
+    assert "--remote-connect-timeout: must be at least 1 second" in from_flag.output()
+
+    bad_mode = serve("--data", data, "--listen", "127.0.0.1:0",
+                     env=clean_environment(WHEELHOUSE_REMOTE_DOWNLOAD_MODE="teleport"))
+    assert bad_mode.wait_exit() == 2
+    assert "--remote-download-mode: 'teleport' is not a download mode; use redirect, proxy or cache" in bad_mode.output()
+
+    bad_host = serve("--data", data, "--listen", "127.0.0.1:0", "--remote-allowed-hosts", "github.com,https://x.example/")
+    assert bad_host.wait_exit() == 2
+    assert "'https://x.example/' is not a host name" in bad_host.output()
+
+
+def test_remote_options_are_documented_in_help(wheelhouse_bin):
+    text = subprocess.run([str(wheelhouse_bin), "serve", "--help"], capture_output=True, text=True, timeout=30).stdout
+    for flag, variable in (("--github-api-url", "WHEELHOUSE_GITHUB_API_URL"), ("--github-token", "WHEELHOUSE_GITHUB_TOKEN"),
+                           ("--ca-bundle", "WHEELHOUSE_CA_BUNDLE"),
+                           ("--remote-allowed-hosts", "WHEELHOUSE_REMOTE_ALLOWED_HOSTS"),
+                           ("--remote-allow-private-addresses", "WHEELHOUSE_REMOTE_ALLOW_PRIVATE_ADDRESSES"),
+                           ("--remote-download-mode", "WHEELHOUSE_REMOTE_DOWNLOAD_MODE"),
+                           ("--remote-connect-timeout", "WHEELHOUSE_REMOTE_CONNECT_TIMEOUT"),
+                           ("--remote-read-timeout", "WHEELHOUSE_REMOTE_READ_TIMEOUT")):
+        assert flag in text and variable in text, (flag, text)

@@ -13,6 +13,7 @@
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
+#include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/transport/net.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 
@@ -53,6 +54,7 @@ private:
     metrics::server_metrics metrics_;
     page_cache pages_;
     catalog::download_counter downloads_;
+    remote::http_client remote_;  // release assets: registration, import, proxied downloads
     route_context context_;
     auth::token_store tokens_;
     concurrency::worker_pool ingest_workers_;

@@ -10,6 +10,7 @@
 #include "wheelhouse/app/page_cache.hpp"
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/metrics/server_metrics.hpp"
+#include "wheelhouse/remote/http_client.hpp"
 
 namespace wheelhouse::catalog {
 class catalog;
@@ -17,9 +18,6 @@ class download_counter;
 }
 namespace wheelhouse::storage {
 class blob_store;
-}
-namespace wheelhouse::remote {
-class http_client;
 }
 
 namespace wheelhouse::app {
@@ -38,6 +36,7 @@ struct app_settings {
     catalog::download_mode remote_download_mode = catalog::download_mode::redirect;
     std::string github_api_url = "https://api.github.com";
     std::string github_token;                // for private repositories' release listings; may be empty
+    remote::client_settings remote_client;   // the allow-list, CA bundle and deadlines of every fetch
     unsigned proxy_downloads = 16;           // proxied remote downloads at once; more get 503
 };
 

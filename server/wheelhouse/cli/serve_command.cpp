@@ -52,6 +52,10 @@ int serve(const config::overrides& values) {
     app_settings.ingest_workers = settings.ingest_workers;
     app_settings.ingest_queue = settings.ingest_queue;
     app_settings.private_index = settings.private_index;
+    app_settings.remote_download_mode = settings.remote_download_mode;
+    app_settings.github_api_url = settings.github_api_url;
+    app_settings.github_token = settings.github_token;
+    app_settings.remote_client = config::client_settings_from(settings);
     app::application application(**catalog, *blobs, app_settings);
 
     transport::server_options options;

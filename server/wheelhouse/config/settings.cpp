@@ -1,8 +1,12 @@
 #include "wheelhouse/config/settings.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <thread>
 
+#include <boost/url/ipv6_address.hpp>
+#include <boost/url/parse.hpp>
 #include <toml++/toml.h>
 
 namespace wheelhouse::config {
@@ -11,6 +15,55 @@ namespace {
 template <class T>
 void apply(T& target, const std::optional<T>& value) {
     if (value) target = *value;
+}
+
+std::string trimmed(std::string_view text) {
+    const auto first = text.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return {};
+    const auto last = text.find_last_not_of(" \t");
+    return std::string(text.substr(first, last - first + 1));
+}
+
+// "github.com, [::1] ,127.0.0.1" -> the entries, lower case; an entry that is no host fails.
+result<std::vector<std::string>> parse_host_list(const std::vector<std::string>& entries) {
+    std::vector<std::string> hosts;
+    for (const auto& raw : entries) {
+        std::string host = trimmed(raw);
+        std::transform(host.begin(), host.end(), host.begin(),
+                       [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); });
+        if (host.empty()) continue;
+        std::string bare = host;
+        if (bare.size() >= 2 && bare.front() == '[' && bare.back() == ']') bare = bare.substr(1, bare.size() - 2);
+        const bool ipv6 = static_cast<bool>(boost::urls::parse_ipv6_address(bare));
+        const bool name = std::all_of(host.begin(), host.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+        });
+        if (!ipv6 && !name) {
+            return invalid("'" + raw + "' is not a host name or IP address; write names alone, without scheme, port or path "
+                           "(e.g. github.com,objects.githubusercontent.com)");
+        }
+        hosts.push_back(host);
+    }
+    return hosts;
+}
+
+std::vector<std::string> split_commas(std::string_view text) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const auto comma = text.find(',', start);
+        const auto end = comma == std::string_view::npos ? text.size() : comma;
+        parts.emplace_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return parts;
+}
+
+result<catalog::download_mode> parse_remote_mode(const std::string& text) {
+    const auto mode = catalog::parse_download_mode(text);
+    if (!mode || *mode == catalog::download_mode::local)
+        return invalid("'" + text + "' is not a download mode; use redirect, proxy or cache");
+    return *mode;
 }
 
 result<void> apply_file(settings& out, const std::string& path) {
@@ -53,13 +106,91 @@ result<void> apply_file(settings& out, const std::string& path) {
     number("ingest-workers", [&](std::uint64_t v) { out.ingest_workers = static_cast<unsigned>(v); });
     number("ingest-queue", [&](std::uint64_t v) { out.ingest_queue = static_cast<unsigned>(v); });
     boolean("private", [&](bool v) { out.private_index = v; });
+    text("github-api-url", [&](const std::string& v) { out.github_api_url = v; });
+    text("github-token", [&](const std::string& v) { out.github_token = v; });
+    text("ca-bundle", [&](const std::string& v) { out.ca_bundle = v; });
+    if (const auto* node = table.get("remote-allowed-hosts")) {
+        // An array of names, or one comma-separated string as on the command line.
+        std::vector<std::string> entries;
+        if (auto single = node->value<std::string>()) {
+            entries = split_commas(*single);
+        } else if (const auto* array = node->as_array()) {
+            for (const auto& element : *array) {
+                if (auto name = element.value<std::string>()) entries.push_back(*name);
+                else problem = "'remote-allowed-hosts' must be an array of host names";
+            }
+        } else {
+            problem = "'remote-allowed-hosts' must be an array of host names";
+        }
+        if (problem.empty()) {
+            if (auto hosts = parse_host_list(entries)) out.remote_allowed_hosts = std::move(*hosts);
+            else problem = "key 'remote-allowed-hosts': " + hosts.error().message;
+        }
+    }
+    boolean("remote-allow-private-addresses", [&](bool v) { out.remote_allow_private_addresses = v; });
+    text("remote-download-mode", [&](const std::string& v) {
+        if (auto mode = parse_remote_mode(v)) out.remote_download_mode = *mode;
+        else problem = "key 'remote-download-mode': " + mode.error().message;
+    });
+    number("remote-connect-timeout", [&](std::uint64_t v) { out.remote_connect_timeout = std::chrono::seconds(v); });
+    number("remote-read-timeout", [&](std::uint64_t v) { out.remote_read_timeout = std::chrono::seconds(v); });
     if (!problem.empty()) return invalid("configuration file " + path + ": " + problem);
     for (const auto& [key, node] : table) {
-        static constexpr std::string_view known[] = {"listen",       "data",          "access-log",   "threads",
-                                                     "page-max-age", "max-upload-size", "idle-timeout", "read-timeout",
-                                                     "drain-timeout", "ingest-workers", "ingest-queue", "private"};
+        static constexpr std::string_view known[] = {
+            "listen",         "data",           "access-log",           "threads",
+            "page-max-age",   "max-upload-size", "idle-timeout",        "read-timeout",
+            "drain-timeout",  "ingest-workers", "ingest-queue",         "private",
+            "github-api-url", "github-token",   "ca-bundle",            "remote-allowed-hosts",
+            "remote-allow-private-addresses",   "remote-download-mode", "remote-connect-timeout",
+            "remote-read-timeout"};
         if (std::find(std::begin(known), std::end(known), key.str()) == std::end(known))
             return invalid("configuration file " + path + ": unknown key '" + std::string(key.str()) + "'");
+    }
+    return {};
+}
+
+// The remote overrides over `out`, then checks of the remote settings wherever they came from.
+result<void> apply_remote(settings& out, const overrides& values) {
+    // Where a bad value came from: the flag or its variable, or else the file.
+    auto source = [&](bool given, std::string_view flag) -> std::string {
+        if (given || !values.config_file) return std::string(flag);
+        return "configuration file " + *values.config_file + ": key '" + std::string(flag.substr(2)) + "'";
+    };
+    if (values.github_api_url) out.github_api_url = *values.github_api_url;
+    if (values.github_token) out.github_token = *values.github_token;
+    if (values.ca_bundle) out.ca_bundle = *values.ca_bundle;
+    if (values.remote_allowed_hosts) {
+        auto hosts = parse_host_list(split_commas(*values.remote_allowed_hosts));
+        if (!hosts) return invalid("--remote-allowed-hosts: " + hosts.error().message);
+        out.remote_allowed_hosts = std::move(*hosts);
+    }
+    if (values.remote_allow_private_addresses) out.remote_allow_private_addresses = *values.remote_allow_private_addresses;
+    if (values.remote_download_mode) {
+        auto mode = parse_remote_mode(*values.remote_download_mode);
+        if (!mode) return invalid("--remote-download-mode: " + mode.error().message);
+        out.remote_download_mode = *mode;
+    }
+    if (values.remote_connect_timeout) out.remote_connect_timeout = std::chrono::seconds(*values.remote_connect_timeout);
+    if (values.remote_read_timeout) out.remote_read_timeout = std::chrono::seconds(*values.remote_read_timeout);
+
+    if (out.remote_connect_timeout.count() == 0) {
+        return invalid(source(values.remote_connect_timeout.has_value(), "--remote-connect-timeout") + ": must be at least 1 second");
+    }
+    if (out.remote_read_timeout.count() == 0) {
+        return invalid(source(values.remote_read_timeout.has_value(), "--remote-read-timeout") + ": must be at least 1 second");
+    }
+    if (!out.ca_bundle.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(out.ca_bundle, ec)) {
+            return invalid(source(values.ca_bundle.has_value(), "--ca-bundle") + ": '" + out.ca_bundle +
+                           "' is not a readable file; give a PEM file of CA certificates");
+        }
+    }
+    // Syntax only: whether its host is allowed is the client's to say when it is used.
+    const auto api = boost::urls::parse_uri(out.github_api_url);
+    if (!api || api->scheme() != "https" || api->host_address().empty()) {
+        return invalid(source(values.github_api_url.has_value(), "--github-api-url") + ": '" + out.github_api_url +
+                       "' is not an https:// URL; write it as https://api.github.com or https://HOST/api/v3");
     }
     return {};
 }
@@ -99,6 +230,49 @@ void add_options(CLI::App& command, overrides& values, bool server_options) {
             "--index-url http://__token__:TOKEN@HOST/simple/); WHEELHOUSE_PRIVATE=0 overrides the "
             "file's private = true")
         ->envname("WHEELHOUSE_PRIVATE");
+    add_remote_options(command, values);
+}
+
+void add_remote_options(CLI::App& command, overrides& values) {
+    command.add_option("--github-api-url", values.github_api_url,
+                       "GitHub REST API base URL (default https://api.github.com; Enterprise: https://HOST/api/v3)")
+        ->envname("WHEELHOUSE_GITHUB_API_URL");
+    command.add_option("--github-token", values.github_token,
+                       "GitHub token for private repositories' releases and assets (prefer WHEELHOUSE_GITHUB_TOKEN)")
+        ->envname("WHEELHOUSE_GITHUB_TOKEN");
+    command.add_option("--ca-bundle", values.ca_bundle,
+                       "PEM file of CAs trusted for release hosts, instead of the system's store")
+        ->envname("WHEELHOUSE_CA_BUNDLE");
+    command.add_option("--remote-allowed-hosts", values.remote_allowed_hosts,
+                       "Comma-separated hosts release assets may be fetched from (default github.com,"
+                       "objects.githubusercontent.com,release-assets.githubusercontent.com,api.github.com)")
+        ->envname("WHEELHOUSE_REMOTE_ALLOWED_HOSTS");
+    command.add_flag_function(
+            "--remote-allow-private-addresses",
+            [&values](std::int64_t count) { values.remote_allow_private_addresses = count > 0; },
+            "Let release hosts resolve to loopback, private and link-local addresses (tests only)")
+        ->envname("WHEELHOUSE_REMOTE_ALLOW_PRIVATE_ADDRESSES");
+    command.add_option("--remote-download-mode", values.remote_download_mode,
+                       "Downloads of release assets: redirect (302 to GitHub), proxy (streamed through), "
+                       "cache (streamed once, then kept); default redirect")
+        ->envname("WHEELHOUSE_REMOTE_DOWNLOAD_MODE");
+    command.add_option("--remote-connect-timeout", values.remote_connect_timeout,
+                       "Seconds to resolve, connect and shake hands with a release host (default 10)")
+        ->envname("WHEELHOUSE_REMOTE_CONNECT_TIMEOUT");
+    command.add_option("--remote-read-timeout", values.remote_read_timeout,
+                       "Seconds a release host may go silent mid-answer (default 30)")
+        ->envname("WHEELHOUSE_REMOTE_READ_TIMEOUT");
+}
+
+remote::client_settings client_settings_from(const settings& values) {
+    remote::client_settings out;
+    out.policy.allowed_hosts = values.remote_allowed_hosts;
+    out.policy.allow_private_addresses = values.remote_allow_private_addresses;
+    out.policy.allow_plain_http = false;
+    out.ca_bundle = values.ca_bundle;
+    out.connect_timeout = values.remote_connect_timeout;
+    out.read_timeout = values.remote_read_timeout;
+    return out;
 }
 
 result<settings> resolve(const overrides& values) {
@@ -118,6 +292,7 @@ result<settings> resolve(const overrides& values) {
     apply(out.ingest_workers, values.ingest_workers);
     apply(out.ingest_queue, values.ingest_queue);
     if (values.private_index) out.private_index = *values.private_index;
+    if (auto remote = apply_remote(out, values); !remote) return remote.error();
     if (out.ingest_workers == 0) out.ingest_workers = std::max(1u, std::thread::hardware_concurrency());
     if (out.threads == 0) out.threads = std::max(1u, std::thread::hardware_concurrency());
     if (auto address = split_listen_address(out.listen); !address) {

@@ -12,6 +12,7 @@
 
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/remote/host_policy.hpp"
+#include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/result.hpp"
 
 namespace wheelhouse::config {
@@ -57,10 +58,28 @@ struct overrides {
     std::optional<unsigned> ingest_workers;
     std::optional<unsigned> ingest_queue;
     std::optional<bool> private_index;  // --private, or WHEELHOUSE_PRIVATE=1/0 (0 overrides the file)
+    // Release assets (add_remote_options).
+    std::optional<std::string> github_api_url;
+    std::optional<std::string> github_token;
+    std::optional<std::string> ca_bundle;
+    std::optional<std::string> remote_allowed_hosts;  // comma-separated
+    std::optional<bool> remote_allow_private_addresses;
+    std::optional<std::string> remote_download_mode;
+    std::optional<unsigned> remote_connect_timeout;
+    std::optional<unsigned> remote_read_timeout;
 };
 
-// Registers --config, --data (WHEELHOUSE_DATA) and, with `server_options`, every server option.
+// Registers --config, --data (WHEELHOUSE_DATA) and, with `server_options`, every server option
+// (the remote ones included).
 void add_options(CLI::App& command, overrides& values, bool server_options);
+
+// Registers the options of fetching release assets (--github-api-url, --github-token,
+// --ca-bundle, --remote-*): for commands that fetch without serving (register, import-release).
+void add_remote_options(CLI::App& command, overrides& values);
+
+// The HTTP client's settings: the allow-list, private addresses, CA bundle and deadlines.
+// Plain http:// is never allowed here.
+remote::client_settings client_settings_from(const settings& values);
 
 // Defaults, then the TOML file, then the overrides. The error names the file, key and problem.
 result<settings> resolve(const overrides& values);

@@ -57,9 +57,11 @@ using head_callback = std::function<result<void>(const fetch_response&)>;
 
 // Thread safety: fetch() and fetch_to() may be called from any number of threads at once;
 // each call blocks its thread (run it on a worker or a command line, never an I/O thread).
-// Errors: error_kind::invalid for a URL that is malformed or off the policy,
-// error_kind::upstream for a connection, TLS, deadline, redirect or protocol failure,
-// error_kind::too_large past max_body. A status >= 400 is not an error: the caller decides.
+// Errors: error_kind::invalid for a URL that is malformed or off the policy (or a name that
+// resolves to a refused address), error_kind::upstream for a connection, TLS, redirect or
+// protocol failure (a body shorter than its Content-Length included), error_kind::timeout past
+// a connect, read or total deadline, error_kind::too_large past max_body. A status >= 400 is
+// not an error: the caller decides. Authorization headers go only to the first URL's host.
 class http_client {
 public:
     explicit http_client(client_settings settings);

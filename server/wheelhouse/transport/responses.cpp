@@ -23,6 +23,7 @@ http::status status_for(error_kind kind) noexcept {
         case error_kind::too_large: return http::status::payload_too_large;
         case error_kind::unavailable: return http::status::service_unavailable;
         case error_kind::upstream: return http::status::bad_gateway;
+        case error_kind::timeout: return http::status::gateway_timeout;
         case error_kind::internal: return http::status::internal_server_error;
     }
     return http::status::internal_server_error;

@@ -1,0 +1,382 @@
+#include "wheelhouse/remote/http_client.hpp"
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <optional>
+
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
+#include <openssl/ssl.h>
+
+#include "wheelhouse/remote/tls_context.hpp"
+#include "wheelhouse/transport/net.hpp"
+
+namespace wheelhouse::remote {
+namespace {
+
+namespace ssl = boost::asio::ssl;
+using clock = std::chrono::steady_clock;
+
+constexpr std::size_t chunk_bytes = 64 * 1024;
+constexpr std::uint32_t header_limit = 64 * 1024;
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); });
+    return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) { return a.size() == b.size() && lower(a) == lower(b); }
+
+std::string seconds_text(std::chrono::milliseconds duration) {
+    const auto ms = duration.count();
+    if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+    return std::to_string(ms) + "ms";
+}
+
+// One URL taken apart into what a connection and its request need.
+struct target {
+    std::string url;
+    bool tls = true;
+    std::string host;         // for DNS, SNI and certificate checks: no brackets, lower case
+    bool host_is_ip = false;  // no SNI for an IP literal
+    std::string port;
+    std::string host_header;  // as the URL wrote it, with brackets and port
+    std::string path_and_query;
+};
+
+result<target> parse_target(const std::string& url, const host_policy& policy) {
+    if (auto allowed = policy.check_url(url); !allowed) return allowed.error();
+    const auto view = boost::urls::parse_uri(url);  // check_url has parsed it already
+    if (!view) return invalid("'" + url + "' is not a valid URL");
+    target out;
+    out.url = url;
+    out.tls = lower(view->scheme()) == "https";
+    out.host = lower(view->host_address());
+    if (!out.host.empty() && out.host.back() == '.') out.host.pop_back();
+    out.host_is_ip = view->host_type() == boost::urls::host_type::ipv4 ||
+                     view->host_type() == boost::urls::host_type::ipv6;
+    out.port = view->has_port() && !view->port().empty() ? std::string(view->port()) : (out.tls ? "443" : "80");
+    out.host_header = std::string(view->encoded_host_and_port());
+    out.path_and_query = view->encoded_path().empty() ? "/" : std::string(view->encoded_path());
+    if (view->has_query()) out.path_and_query += "?" + std::string(view->encoded_query());
+    return out;
+}
+
+result<std::string> resolve_location(const std::string& base_url, std::string_view location) {
+    const auto base = boost::urls::parse_uri(base_url);
+    const auto reference = boost::urls::parse_uri_reference(location);
+    if (!base || !reference) return make_error(error_kind::upstream, "redirect to a malformed Location '" + std::string(location) + "'");
+    boost::urls::url resolved;
+    if (auto done = boost::urls::resolve(*base, *reference, resolved); !done)
+        return make_error(error_kind::upstream, "redirect Location '" + std::string(location) + "' cannot be resolved against " + base_url);
+    resolved.remove_fragment();
+    return std::string(resolved.buffer());
+}
+
+bool is_redirect(unsigned status) {
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+struct op_result {
+    error_code ec;
+    std::size_t bytes = 0;
+};
+
+// The completion handler of one asynchronous operation run to its end on a private io_context:
+// the client is blocking, and asynchronous operations are what give Beast its deadlines.
+struct completion {
+    op_result* out;
+    void operator()(error_code ec) const { out->ec = ec; }
+    void operator()(error_code ec, std::size_t bytes) const {
+        out->ec = ec;
+        out->bytes = bytes;
+    }
+    void operator()(error_code ec, const tcp::endpoint&) const { out->ec = ec; }
+};
+
+// One fetch, redirects and all; lives on the calling thread's stack.
+class fetch_run {
+public:
+    fetch_run(const client_settings& settings, ssl::context& tls, const fetch_request& request,
+              const body_chunk_sink* sink, const head_callback* on_head)
+        : settings_(settings), tls_(tls), request_(request), sink_(sink), on_head_(on_head),
+          deadline_(clock::now() + settings.total_timeout), chunk_(chunk_bytes) {}
+
+    result<fetch_response> run() {
+        for (const auto& [name, value] : request_.headers) {
+            if (name.find_first_of("\r\n:") != std::string::npos || value.find_first_of("\r\n") != std::string::npos)
+                return invalid("request header '" + name + "' has a line break or colon where it may not");
+        }
+        std::string url = request_.url;
+        std::vector<std::string> visited;
+        for (unsigned redirects = 0;; ++redirects) {
+            auto parsed = parse_target(url, settings_.policy);
+            if (!parsed) return parsed.error();
+            if (visited.empty()) first_host_ = parsed->host;
+            response_.final_url = url;
+            auto hop = parsed->tls ? over_tls(*parsed) : over_plain(*parsed);
+            if (!hop) return hop.error();
+            if (!*hop) return std::move(response_);
+            auto next = resolve_location(url, **hop);
+            if (!next) return next.error();
+            visited.push_back(url);
+            if (std::find(visited.begin(), visited.end(), *next) != visited.end())
+                return make_error(error_kind::upstream, "redirect loop: " + url + " redirects back to " + *next);
+            if (redirects + 1 > settings_.max_redirects) {
+                return make_error(error_kind::upstream, "more than " + std::to_string(settings_.max_redirects) +
+                                                            " redirects starting at " + request_.url);
+            }
+            url = std::move(*next);
+        }
+    }
+
+private:
+    template <class Start>
+    op_result wait(Start&& start) {
+        op_result out;
+        std::forward<Start>(start)(completion{&out});
+        io_.restart();
+        io_.run();
+        return out;
+    }
+
+    clock::time_point deadline_after(std::chrono::milliseconds step) const {
+        return std::min(clock::now() + step, deadline_);
+    }
+
+    error failure(const target& t, std::string_view doing, const error_code& ec,
+                  std::chrono::milliseconds step_limit, std::string_view step_setting) const {
+        if (ec == beast::error::timeout || ec == net::error::operation_aborted) {
+            if (clock::now() >= deadline_) {
+                return make_error(error_kind::timeout, "gave up on " + request_.url + " after its total deadline of " +
+                                                           seconds_text(settings_.total_timeout) + " while " +
+                                                           std::string(doing) + " " + t.host);
+            }
+            return make_error(error_kind::timeout, "timed out after " + seconds_text(step_limit) + " " +
+                                                       std::string(doing) + " " + t.host + " (" +
+                                                       std::string(step_setting) + ")");
+        }
+        return make_error(error_kind::upstream, std::string(doing) + " " + t.host + ":" + t.port + " failed: " + ec.message());
+    }
+
+    result<tcp::resolver::results_type> resolve(const target& t) {
+        tcp::resolver resolver(io_);
+        net::steady_timer timer(io_);
+        timer.expires_at(deadline_after(settings_.connect_timeout));
+        error_code resolve_ec;
+        tcp::resolver::results_type results;
+        resolver.async_resolve(t.host, t.port, [&](error_code ec, tcp::resolver::results_type found) {
+            resolve_ec = ec;
+            results = std::move(found);
+            timer.cancel();
+        });
+        timer.async_wait([&](error_code ec) {
+            if (!ec) resolver.cancel();
+        });
+        io_.restart();
+        io_.run();
+        if (resolve_ec) return failure(t, "resolving", resolve_ec, settings_.connect_timeout, "remote-connect-timeout");
+        if (results.empty()) return make_error(error_kind::upstream, "host " + t.host + " has no address");
+        // Every address, not only the first: a name that also points inward is refused whole.
+        for (const auto& entry : results) {
+            const auto address = entry.endpoint().address().to_string();
+            if (auto allowed = settings_.policy.check_address(address); !allowed)
+                return invalid("refusing to connect to " + t.host + ": " + allowed.error().message);
+        }
+        return results;
+    }
+
+    result<void> connect(beast::tcp_stream& stream, const target& t) {
+        auto endpoints = resolve(t);
+        if (!endpoints) return endpoints.error();
+        stream.expires_at(deadline_after(settings_.connect_timeout));
+        const auto done = wait([&](auto handler) { stream.async_connect(*endpoints, handler); });
+        if (done.ec) return failure(t, "connecting to", done.ec, settings_.connect_timeout, "remote-connect-timeout");
+        return {};
+    }
+
+    result<std::optional<std::string>> over_plain(const target& t) {
+        beast::tcp_stream stream(io_);
+        if (auto connected = connect(stream, t); !connected) return connected.error();
+        return exchange(stream, t);
+    }
+
+    result<std::optional<std::string>> over_tls(const target& t) {
+        beast::ssl_stream<beast::tcp_stream> stream(io_, tls_);
+        if (!t.host_is_ip && SSL_set_tlsext_host_name(stream.native_handle(), t.host.c_str()) != 1)
+            return make_error(error_kind::internal, "could not set the TLS server name " + t.host);
+        stream.set_verify_callback(ssl::host_name_verification(t.host));
+        if (auto connected = connect(beast::get_lowest_layer(stream), t); !connected) return connected.error();
+        beast::get_lowest_layer(stream).expires_at(deadline_after(settings_.connect_timeout));
+        const auto shaken = wait([&](auto handler) { stream.async_handshake(ssl::stream_base::client, handler); });
+        if (shaken.ec) {
+            if (shaken.ec == beast::error::timeout)
+                return failure(t, "negotiating TLS with", shaken.ec, settings_.connect_timeout, "remote-connect-timeout");
+            return make_error(error_kind::upstream,
+                              "TLS with " + t.host + ":" + t.port + " failed: " + shaken.ec.message() +
+                                  (settings_.ca_bundle.empty() ? " (a host with a private CA needs ca-bundle)"
+                                                               : " (trusted CAs: " + settings_.ca_bundle + ")"));
+        }
+        return exchange(stream, t);
+    }
+
+    // Sends the request and reads the answer: a redirect's Location to follow, or nothing when
+    // this was the final response and its body has been delivered.
+    template <class Stream>
+    result<std::optional<std::string>> exchange(Stream& stream, const target& t) {
+        auto& socket = beast::get_lowest_layer(stream);
+        http::request<http::empty_body> request{http::verb::get, t.path_and_query, 11};
+        request.set(http::field::host, t.host_header);
+        request.set(http::field::user_agent, settings_.user_agent);
+        request.set(http::field::connection, "close");
+        for (const auto& [name, value] : request_.headers) {
+            // Credentials for the API host never travel to the storage host it redirects to.
+            if (iequals(name, "authorization") && t.host != first_host_) continue;
+            request.set(name, value);
+        }
+        socket.expires_at(deadline_after(settings_.read_timeout));
+        const auto sent = wait([&](auto handler) { http::async_write(stream, request, handler); });
+        if (sent.ec) return failure(t, "sending the request to", sent.ec, settings_.read_timeout, "remote-read-timeout");
+
+        beast::flat_buffer buffer;
+        http::response_parser<http::buffer_body> parser;
+        parser.header_limit(header_limit);
+        parser.body_limit(boost::none);  // limits are ours: max_body, or none for a sink
+        socket.expires_at(deadline_after(settings_.read_timeout));
+        const auto head = wait([&](auto handler) { http::async_read_header(stream, buffer, parser, handler); });
+        if (head.ec) return failure(t, "waiting for the answer of", head.ec, settings_.read_timeout, "remote-read-timeout");
+
+        const auto& message = parser.get();
+        const unsigned status = message.result_int();
+        if (request_.follow_redirects && is_redirect(status)) {
+            const auto location = message[http::field::location];
+            if (location.empty())
+                return make_error(error_kind::upstream, t.url + " answered " + std::to_string(status) + " without a Location");
+            return std::optional<std::string>(std::string(location));
+        }
+        response_.status = status;
+        response_.headers.clear();
+        for (const auto& field : message) response_.headers.emplace_back(lower(field.name_string()), std::string(field.value()));
+        const auto declared = parser.content_length();
+        if (!sink_ && declared && *declared > request_.max_body) return too_large(t, *declared);
+        if (on_head_ && *on_head_) {
+            if (auto accepted = (*on_head_)(response_); !accepted) return accepted.error();
+        }
+        if (auto read = read_body(stream, buffer, parser, t); !read) return read.error();
+        return std::optional<std::string>{};
+    }
+
+    template <class Stream>
+    result<void> read_body(Stream& stream, beast::flat_buffer& buffer, http::response_parser<http::buffer_body>& parser,
+                           const target& t) {
+        auto& socket = beast::get_lowest_layer(stream);
+        std::uint64_t received = 0;
+        while (!parser.is_done()) {
+            auto& body = parser.get().body();
+            body.data = chunk_.data();
+            body.size = chunk_.size();
+            socket.expires_at(deadline_after(settings_.read_timeout));
+            auto got = wait([&](auto handler) { http::async_read_some(stream, buffer, parser, handler); });
+            if (got.ec == http::error::need_buffer) got.ec = {};
+            const std::size_t filled = chunk_.size() - parser.get().body().size;
+            if (got.ec == ssl::error::stream_truncated && parser.need_eof()) {
+                // A body that ends at the close: the peer closed without TLS's goodbye.
+                error_code eof_ec;
+                parser.put_eof(eof_ec);
+                got.ec = eof_ec;
+            }
+            if (got.ec) {
+                if (got.ec == http::error::partial_message || got.ec == ssl::error::stream_truncated ||
+                    got.ec == net::error::eof || got.ec == net::error::connection_reset) {
+                    const auto declared = parser.content_length();
+                    return make_error(error_kind::upstream,
+                                      t.host + " closed the connection after " + std::to_string(received + filled) +
+                                          (declared ? " of the " + std::to_string(*declared) + " bytes its Content-Length promised"
+                                                    : " bytes, before the body was complete") +
+                                          " (" + t.url + ")");
+                }
+                return failure(t, "reading the body from", got.ec, settings_.read_timeout, "remote-read-timeout");
+            }
+            if (filled == 0) continue;
+            received += filled;
+            response_.bytes_read += filled;
+            const std::span<const char> piece(chunk_.data(), filled);
+            if (sink_) {
+                if (auto taken = (*sink_)(piece); !taken) return taken.error();
+            } else {
+                if (response_.body.size() + filled > request_.max_body) return too_large(t, response_.body.size() + filled);
+                response_.body.append(piece.data(), piece.size());
+            }
+        }
+        return {};
+    }
+
+    error too_large(const target& t, std::uint64_t size) const {
+        return make_error(error_kind::too_large, t.url + " answers with " + std::to_string(size) +
+                                                     " bytes or more, past the limit of " +
+                                                     std::to_string(request_.max_body) + " bytes for this request");
+    }
+
+    const client_settings& settings_;
+    ssl::context& tls_;
+    const fetch_request& request_;
+    const body_chunk_sink* sink_;    // null: the body is collected into response_.body
+    const head_callback* on_head_;  // null or empty: no one to tell
+    const clock::time_point deadline_;
+    net::io_context io_{1};
+    std::vector<char> chunk_;
+    std::string first_host_;
+    fetch_response response_;
+};
+
+}  // namespace
+
+std::string_view fetch_response::header(std::string_view lower_case_name) const {
+    for (const auto& [name, value] : headers) {
+        if (name == lower_case_name) return value;
+    }
+    return {};
+}
+
+struct http_client::impl {
+    client_settings settings;
+    std::unique_ptr<ssl::context> tls;  // null when it could not be made; then `tls_problem` says why
+    std::optional<error> tls_problem;
+};
+
+http_client::http_client(client_settings settings) : impl_(std::make_unique<impl>()) {
+    impl_->settings = std::move(settings);
+    auto tls = make_tls_client_context(impl_->settings.ca_bundle);
+    if (tls) impl_->tls = std::move(*tls);
+    else impl_->tls_problem = tls.error();
+}
+
+http_client::~http_client() = default;
+
+const client_settings& http_client::settings() const noexcept { return impl_->settings; }
+
+result<fetch_response> http_client::fetch(const fetch_request& request) {
+    if (!impl_->tls) return *impl_->tls_problem;
+    try {
+        return fetch_run(impl_->settings, *impl_->tls, request, nullptr, nullptr).run();
+    } catch (const std::exception& failure) {
+        return make_error(error_kind::upstream, "fetching " + request.url + " failed: " + failure.what());
+    }
+}
+
+result<fetch_response> http_client::fetch_to(const fetch_request& request, const body_chunk_sink& sink,
+                                             const head_callback& on_head) {
+    if (!impl_->tls) return *impl_->tls_problem;
+    try {
+        return fetch_run(impl_->settings, *impl_->tls, request, &sink, &on_head).run();
+    } catch (const std::exception& failure) {
+        return make_error(error_kind::upstream, "fetching " + request.url + " failed: " + failure.what());
+    }
+}
+
+}  // namespace wheelhouse::remote
