@@ -95,7 +95,8 @@ struct remote_downloads::transfer {
 };
 
 result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_response& head) const {
-    const auto& url = head.final_url.empty() ? *file.remote_url : head.final_url;
+    // The catalog's URL, not the storage host's: a signed URL must not reach the client.
+    const auto& url = *file.remote_url;
     const auto length = parse_number(head.header("content-length"));
     if (head.status == 200) {
         if (!length) {
