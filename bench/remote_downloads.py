@@ -107,7 +107,7 @@ def main() -> None:
         with open(wheel, "rb") as stream:
             while block := stream.read(8 * MiB):
                 sha256.update(block)
-        with ServerProcess(data, *fake.server_flags(), "--access-log", "off") as server:
+        with ServerProcess(data, *fake.server_flags()) as server:
             proxied_url = f"{server.url}files/{sha256.hexdigest()}/{wheel.name}"
             pid = server.process.pid
             idle = rss_mib(pid)

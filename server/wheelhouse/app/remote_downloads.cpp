@@ -31,6 +31,7 @@ constexpr std::string_view redirect_public = "max-age=86400, public";
 constexpr std::string_view redirect_private = "max-age=86400, private";
 constexpr std::string_view octet_stream = "application/octet-stream";
 constexpr std::string_view retry_after_seconds = "5";
+constexpr std::size_t batch_bytes = 256 * 1024;
 
 std::string etag_of(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
@@ -168,8 +169,11 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
     auto digest = crypto::hasher::create(crypto::hash_algorithm::sha256);
     std::optional<storage::spool_file> spool;
     transport::file_descriptor spool_file;
-    // The last chunk waits until the digest is known: the client's Content-Length is reached
+    // Bytes go to the client in batches (a TLS record's worth each would cost a wake-up apiece).
+    // The last batch waits until the digest is known: the client's Content-Length is reached
     // only with it, so a mismatch ends the connection short of a complete response.
+    std::string batch;
+    batch.reserve(batch_bytes);
     std::string held;
 
     const auto on_head = [&](const remote::fetch_response& head) -> result<void> {
@@ -203,10 +207,14 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
             spool_file.reset();
             spool.reset();
         }
+        batch.append(bytes.data(), bytes.size());
+        if (batch.size() < batch_bytes) return {};
         if (!held.empty() && !body->push(std::move(held))) {
             return make_error(error_kind::upstream, "the client closed the connection");
         }
-        held.assign(bytes.data(), bytes.size());
+        held = std::move(batch);
+        batch = std::string();
+        batch.reserve(batch_bytes);
         return {};
     };
 
@@ -237,6 +245,7 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
         }
     }
     if (!held.empty() && !body->push(std::move(held))) return;
+    if (!batch.empty() && !body->push(std::move(batch))) return;
     body->finish();
 
     if (spool) {
