@@ -294,3 +294,15 @@ def test_bytes_that_disagree_with_the_digest_end_the_connection(remote_index, fa
         assert code == 18 and status == 200 and received < wheel.stat().st_size
     assert not any((server.data_dir / "blobs").rglob(sha256_of(cached)))
     assert "sha256" in server.stderr() and "the client's connection was ended" in server.stderr()
+
+
+def test_shutdown_does_not_wait_for_a_slow_proxied_download(remote_index, fake_github, tmp_path):
+    wheel = native_wheel(tmp_path / "dist", "remote-slow", "1.0", 13)
+    server = remote_index({wheel: "proxy"}, "--drain-timeout", "1")
+    fake_github.set_fault(wheel.name, slow_bps=100_000)  # about 20 s for the whole file
+    process = subprocess.Popen(["curl", "-s", "-o", str(tmp_path / "slow"), file_url(server, wheel)])
+    time.sleep(1.5)
+    started = time.monotonic()
+    assert server.stop() == 0
+    assert time.monotonic() - started < 6
+    assert process.wait(timeout=10) != 0  # the client saw its download cut short, not a success
