@@ -89,4 +89,6 @@ TEST_CASE("github_release: repositories and release download URLs", "[github_rel
           "https://api.github.com/repos/Dao-AILab/flash-attention/releases/tags/v1%2Bcu%2012");
     CHECK(release_assets_url("https://h/api/v3", *repository, 42) ==
           "https://h/api/v3/repos/Dao-AILab/flash-attention/releases/42/assets?per_page=100");
+    CHECK(release_asset_api_url("https://api.github.com", *repository, 7) ==
+          "https://api.github.com/repos/Dao-AILab/flash-attention/releases/assets/7");
 }

@@ -194,4 +194,9 @@ std::string release_assets_url(std::string_view api_url, const repository_name& 
            std::to_string(release_id) + "/assets?per_page=100";
 }
 
+std::string release_asset_api_url(std::string_view api_url, const repository_name& repository, std::int64_t asset_id) {
+    return trimmed_base(api_url) + "/repos/" + repository.owner + "/" + repository.name + "/releases/assets/" +
+           std::to_string(asset_id);
+}
+
 }  // namespace wheelhouse::remote

@@ -63,4 +63,8 @@ std::string release_by_tag_url(std::string_view api_url, const repository_name& 
 // {api_url}/repos/OWNER/REPO/releases/ID/assets?per_page=100
 std::string release_assets_url(std::string_view api_url, const repository_name& repository, std::int64_t release_id);
 
+// {api_url}/repos/OWNER/REPO/releases/assets/ID: with Accept: application/octet-stream and a
+// token, the download of a private repository's asset.
+std::string release_asset_api_url(std::string_view api_url, const repository_name& repository, std::int64_t asset_id);
+
 }  // namespace wheelhouse::remote
