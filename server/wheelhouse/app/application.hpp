@@ -6,6 +6,7 @@
 
 #include "wheelhouse/app/admin_routes.hpp"
 #include "wheelhouse/app/page_cache.hpp"
+#include "wheelhouse/app/remote_routes.hpp"
 #include "wheelhouse/app/route_context.hpp"
 #include "wheelhouse/app/static_routes.hpp"
 #include "wheelhouse/app/upload_routes.hpp"
@@ -54,6 +55,7 @@ private:
     concurrency::worker_pool ingest_workers_;
     upload_routes uploads_;
     admin_routes admin_;
+    remote_routes remote_routes_;
     static_routes static_;
     std::unique_ptr<net::steady_timer> watch_timer_;
 };
