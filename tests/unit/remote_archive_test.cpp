@@ -60,7 +60,68 @@ std::uint64_t u32_at(const std::string& bytes, std::size_t at) {
     return value;
 }
 
+void put_le(std::string& out, std::uint64_t value, int width) {
+    for (int i = 0; i < width; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+// The same archive with ZIP64 end records, as writers make them for wheels past 4 GiB: the
+// classic end record's fields all 0xFF..., the true ones in the ZIP64 record its locator names.
+std::string with_zip64_end(const std::string& bytes) {
+    const std::size_t end = bytes.rfind("PK\x05\x06");
+    const std::uint64_t entries = static_cast<unsigned char>(bytes[end + 10]) | (static_cast<unsigned char>(bytes[end + 11]) << 8);
+    const std::uint64_t size = u32_at(bytes, end + 12);
+    const std::uint64_t offset = u32_at(bytes, end + 16);
+    std::string out = bytes.substr(0, end);
+    const std::uint64_t record_offset = out.size();
+    put_le(out, 0x06064b50, 4);
+    put_le(out, 44, 8);  // the record's size after this field
+    put_le(out, 45, 2);
+    put_le(out, 45, 2);
+    put_le(out, 0, 4);
+    put_le(out, 0, 4);
+    put_le(out, entries, 8);
+    put_le(out, entries, 8);
+    put_le(out, size, 8);
+    put_le(out, offset, 8);
+    put_le(out, 0x07064b50, 4);
+    put_le(out, 0, 4);
+    put_le(out, record_offset, 8);
+    put_le(out, 1, 4);
+    put_le(out, 0x06054b50, 4);
+    put_le(out, 0, 2);
+    put_le(out, 0, 2);
+    put_le(out, 0xffff, 2);
+    put_le(out, 0xffff, 2);
+    put_le(out, 0xffffffff, 4);
+    put_le(out, 0xffffffff, 4);
+    put_le(out, 0, 2);
+    return out;
+}
+
 }  // namespace
+
+TEST_CASE("remote archive: ZIP64 end records are followed", "[remote_archive]") {
+    const std::string zip64 = with_zip64_end(big_wheel(100'000));
+    served_bytes file{zip64};
+    auto cache = file.cache();
+    auto located = ingest::locate_central_directory(cache, 64 << 20, 1000);
+    REQUIRE(located);
+    CHECK(located->zip64);
+    CHECK(located->entries == 5);
+    auto validated = ingest::validate_remote_wheel(cache, demo_name);
+    REQUIRE(validated);
+    CHECK(validated->archive.metadata == wheel_spec{}.metadata);
+
+    SECTION("a locator pointing outside the file") {
+        std::string broken = zip64;
+        const std::size_t locator = broken.size() - 22 - 20;
+        for (int i = 0; i < 8; ++i) broken[locator + 8 + static_cast<std::size_t>(i)] = '\x7f';
+        served_bytes bad{broken};
+        auto bad_cache = bad.cache();
+        check_refused(ingest::read_remote_wheel_archive(bad_cache), error_kind::invalid,
+                      "the ZIP64 end-of-central-directory locator points to offset");
+    }
+}
 
 TEST_CASE("range_cache: reads come from fetched ranges, each byte fetched once", "[remote_archive]") {
     served_bytes file{incompressible(300'000)};
