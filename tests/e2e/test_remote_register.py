@@ -108,6 +108,10 @@ def test_import_release_reads_a_small_fraction_of_each_wheel(wheelhouse_bin, fak
     assert sum(line.startswith("present") for line in again.stdout.splitlines()) == 2, again.stdout
     assert storage_bytes(fake_github.log()) == 0
 
+    # fsck finds the data folder sound: METADATA stored, no blob wanted for a remote file.
+    checked = run(wheelhouse_bin, "fsck", "--data", data)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
     # The index lists them with the sha256 of the bytes GitHub holds, METADATA from our store.
     server = start_server(data, *fake_github.server_flags())
     for wheel in release:
