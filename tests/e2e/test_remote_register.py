@@ -4,12 +4,16 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import http.server
 import json
 import pathlib
 import random
+import ssl
 import struct
 import subprocess
+import threading
 import urllib.error
 import urllib.request
 
@@ -316,3 +320,47 @@ def test_import_lists_every_asset_honours_the_rate_limit_and_uses_the_token(whee
                   "--github-token", "s3cret", "org/private", "v1")
     assert limited.returncode == 1
     assert "GitHub's API rate limit is used up until 20" in limited.stderr and "UTC" in limited.stderr, limited.stderr
+
+
+class NoRangeHandler(http.server.SimpleHTTPRequestHandler):
+    """Python's file server: it ignores Range and always sends the whole file (200)."""
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture
+def no_range_host(fake_github, tmp_path):
+    """An HTTPS host (the fake's certificate) that serves tmp_path/plain without Range support."""
+    root = tmp_path / "plain"
+    root.mkdir()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(NoRangeHandler, directory=str(root)))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(fake_github.directory / "server.pem", fake_github.directory / "server.key")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield root, f"https://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_a_host_without_range_support_is_read_whole_only_when_the_digest_needs_it(wheelhouse_bin, fake_github,
+                                                                                 no_range_host, tmp_path):
+    root, base = no_range_host
+    wheel = native_wheel(root, "remote-norange", "1.0", 8)
+    data = tmp_path / "data"
+    url = f"{base}/{wheel.name}"
+
+    given = run(wheelhouse_bin, "register", "--data", data, *fake_github.server_flags(), "--sha256", sha256_of(wheel), url)
+    assert given.returncode == 1
+    assert "ignored the Range request and began sending the whole file (200, not 206)" in given.stdout, given.stdout
+
+    whole = run(wheelhouse_bin, "register", "--data", data, *fake_github.server_flags(), url)
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    assert whole.stdout.startswith("added") and f"sha256 {sha256_of(wheel)} (computed)" in whole.stdout, whole.stdout
+
+    # Read whole, it is checked as an upload is: RECORD's hashes too.
+    lying = build_wheel(root, "remote-norange", "1.1", files={"remote_norange/_native.so": payload(9)},
+                        record_overrides={"remote_norange/_native.so": ("sha256=" + "A" * 43, str(PAYLOAD))})
+    refused = run(wheelhouse_bin, "register", "--data", data, *fake_github.server_flags(), f"{base}/{lying.name}")
+    assert refused.returncode == 1
+    assert "RECORD says remote_norange/_native.so has sha256=" in refused.stdout, refused.stdout

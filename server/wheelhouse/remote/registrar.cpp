@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <fstream>
 
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/ingest/range_cache.hpp"
@@ -77,10 +78,12 @@ public:
         auto response = ranged(tail_size, "bytes=-" + std::to_string(tail_size), fetch_url_, headers_);
         if (!response) {
             if (response.error().kind == error_kind::too_large) {
+                ignored_range_ = true;
                 return make_error(error_kind::upstream,
                                   "the server of " + url_ + " ignored the Range request and began sending the whole "
-                                  "file (200, not 206): the wheel's parts cannot be read without downloading all of it. "
-                                  "Register it from a host that supports Range requests, or upload the file itself");
+                                  "file (200, not 206): with a digest given, the wheel's parts are not worth "
+                                  "downloading all of it. Register it without --sha256 (it is then read once, whole, "
+                                  "and checked as an upload), from a host that supports Range requests, or upload it");
             }
             return response.error();
         }
@@ -118,8 +121,8 @@ public:
         return std::move(response->body);
     }
 
-    // One pass over the whole asset: its sha256 and size.
-    result<std::pair<std::string, std::uint64_t>> hash_all() {
+    // One pass over the whole asset: its sha256 and size; each chunk also goes to `copy`.
+    result<std::pair<std::string, std::uint64_t>> hash_all(const body_chunk_sink& copy = {}) {
         auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
         if (!hasher) return hasher.error();
         std::uint64_t size = 0;
@@ -131,6 +134,7 @@ public:
             [&](std::span<const char> chunk) -> result<void> {
                 hasher->update(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
                 size += chunk.size();
+                if (copy) return copy(chunk);
                 return {};
             },
             [&](const fetch_response& head) -> result<void> {
@@ -144,6 +148,7 @@ public:
         return std::pair{hasher->finish_hex(), size};
     }
 
+    bool ignored_range() const noexcept { return ignored_range_; }
     std::uint64_t bytes() const noexcept { return bytes_; }
     std::uint64_t requests() const noexcept { return requests_; }
 
@@ -170,6 +175,7 @@ private:
     header_list headers_;
     std::string read_url_;
     std::uint64_t total_ = 0;
+    bool ignored_range_ = false;
     std::uint64_t bytes_ = 0;
     std::uint64_t requests_ = 0;
 };
@@ -246,6 +252,27 @@ registration_report registrar::register_asset(const registration_request& reques
     // records), so that one request usually holds the directory and the dist-info files too.
     constexpr std::uint64_t probe_size = ingest::zip_tail_size + 4096;
     auto tail = reader.probe_tail(probe_size);
+    if (!tail && reader.ignored_range() && report.sha256.empty()) {
+        // The whole asset has to be read for its sha256 anyway: read it once, into a spool
+        // file, and check it as an upload is checked (RECORD's hashes included).
+        auto spool = ingester_.store().create_spool();
+        if (!spool) return reject(spool.error());
+        std::ofstream out(spool->path(), std::ios::binary | std::ios::trunc);
+        auto hashed = reader.hash_all([&](std::span<const char> chunk) -> result<void> {
+            out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+            if (!out) return make_error(error_kind::internal, "writing " + spool->path().string() + " failed");
+            return {};
+        });
+        out.close();
+        record_traffic();
+        if (!hashed) return reject(hashed.error());
+        report.sha256 = hashed->first;
+        report.sha256_source = digest_source::computed;
+        report.size = hashed->second;
+        auto whole = ingest::validate_wheel(spool->path(), *wheel, settings_.limits);
+        if (!whole) return reject(whole.error());
+        return finish(std::move(report), *wheel, *whole, request);
+    }
     if (!tail) {
         record_traffic();
         return reject(tail.error());
@@ -297,14 +324,23 @@ registration_report registrar::register_asset(const registration_request& reques
         report.sha256 = hashed->first;
     }
 
+    return finish(std::move(report), *wheel, *validated, request);
+}
+
+registration_report registrar::finish(registration_report report, const pep427::wheel_filename& wheel,
+                                      const ingest::validated_wheel& validated, const registration_request& request) {
     ingest::remote_file remote;
     remote.url = request.url;
     remote.mode = report.mode;
     remote.sha256 = report.sha256;
     remote.size = report.size;
     remote.uploaded_by = request.actor;
-    auto registered = ingester_.register_remote(*wheel, *validated, remote);
-    if (!registered) return reject(registered.error());
+    auto registered = ingester_.register_remote(wheel, validated, remote);
+    if (!registered) {
+        report.outcome = registration_outcome::rejected;
+        report.failure = registered.error();
+        return report;
+    }
     report.outcome = registered->outcome == ingest::ingest_outcome::created ? registration_outcome::added
                                                                              : registration_outcome::present;
     report.mode = registered->file.mode;

@@ -13,6 +13,8 @@
 
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
+#include "wheelhouse/ingest/wheel_validation.hpp"
+#include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 
@@ -68,6 +70,10 @@ public:
     registration_report register_asset(const registration_request& request);
 
 private:
+    // The catalog row for a validated asset whose sha256 and size `report` holds.
+    registration_report finish(registration_report report, const pep427::wheel_filename& wheel,
+                               const ingest::validated_wheel& validated, const registration_request& request);
+
     http_client& client_;
     ingest::ingester& ingester_;
     github_api& github_;
