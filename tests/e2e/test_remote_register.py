@@ -261,6 +261,11 @@ def test_bad_assets_are_refused_precisely_and_leave_no_row(api_server, fake_gith
     assert status == 502 and "answered 500" in body["error"], body
     assert_no_row(good.name)
 
+    fake_github.set_fault(good.name, lie_length=1000)  # Content-Length claims more than is sent
+    status, body = register(good.name, verify=True)
+    assert status == 502, body
+    assert_no_row(good.name)
+
     fake_github.set_fault(good.name)  # cleared: now it registers
     status, body = register(good.name, verify=True)
     assert status == 201 and body["sha256"] == sha256_of(good), body
