@@ -7,6 +7,7 @@
 #include "wheelhouse/app/file_routes.hpp"
 #include "wheelhouse/app/metrics_route.hpp"
 #include "wheelhouse/app/read_access.hpp"
+#include "wheelhouse/app/remote_routes.hpp"
 #include "wheelhouse/app/simple_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/http/request_target.hpp"
@@ -41,6 +42,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       uploads_(context_, tokens_, ingest_workers_,
                upload_settings{settings_.max_upload_bytes, std::chrono::seconds(5)}),
       admin_(context_, tokens_, ingest_workers_),
+      remote_routes_(context_, tokens_, ingest_workers_),
       static_(built_in_static_assets()),
       remote_files_(context_, {settings_.proxy_downloads}) {
     context_.remote_files = &remote_files_;
@@ -58,6 +60,7 @@ transport::body_plan application::plan_body(const http::request_header<>& header
     auto target = http_target::parse(header.target());
     if (target && upload_routes::is_upload(header.method(), *target)) return uploads_.plan(header, *target);
     if (target && admin_routes::claims(header.method(), *target)) return admin_.plan(header);
+    if (target && remote_routes::claims(*target)) return remote_routes_.plan(header);
     return {};
 }
 
@@ -69,6 +72,9 @@ void application::handle(transport::incoming_request request, transport::respond
     if (auto target = http_target::parse(request.header.target());
         target && admin_routes::claims(request.header.method(), *target)) {
         return admin_.handle(std::move(request), *target, respond);
+    }
+    if (auto target = http_target::parse(request.header.target()); target && remote_routes::claims(*target)) {
+        return remote_routes_.handle(std::move(request), *target, respond);
     }
     if (auto response = route(request, respond)) respond(std::move(*response));
 }

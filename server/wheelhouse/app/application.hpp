@@ -7,6 +7,7 @@
 #include "wheelhouse/app/admin_routes.hpp"
 #include "wheelhouse/app/page_cache.hpp"
 #include "wheelhouse/app/remote_downloads.hpp"
+#include "wheelhouse/app/remote_routes.hpp"
 #include "wheelhouse/app/route_context.hpp"
 #include "wheelhouse/app/static_routes.hpp"
 #include "wheelhouse/app/upload_routes.hpp"
@@ -60,6 +61,7 @@ private:
     concurrency::worker_pool ingest_workers_;
     upload_routes uploads_;
     admin_routes admin_;
+    remote_routes remote_routes_;
     static_routes static_;
     remote_downloads remote_files_;
     std::unique_ptr<net::steady_timer> watch_timer_;
