@@ -16,7 +16,6 @@ import urllib.request
 
 import pytest
 
-from conftest import clean_pip_environment
 from wheelbuilder import build_wheel
 
 MiB = 1 << 20
@@ -84,18 +83,7 @@ def file_url(server, wheel: pathlib.Path) -> str:
     return f"{server.url}files/{sha256_of(wheel)}/{wheel.name}"
 
 
-def pip(tmp_path: pathlib.Path, *args: str) -> None:
-    """Debian's pip, clean; trusting only what --cert names (an inherited REQUESTS_CA_BUNDLE or
-    CURL_CA_BUNDLE would override it)."""
-    env = clean_pip_environment(tmp_path)
-    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"):
-        env.pop(name, None)
-    done = subprocess.run(["/usr/bin/python3", "-m", "pip", *args], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, f"pip {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-
-
-def test_pip_installs_through_redirect_and_proxy(remote_index, fake_github, tmp_path):
+def test_pip_installs_through_redirect_and_proxy(remote_index, fake_github, pip, tmp_path):
     dist = tmp_path / "dist"
     redirected = native_wheel(dist, "remote-redirected", "1.0", 1)
     proxied = native_wheel(dist, "remote-proxied", "1.0", 2)
@@ -112,7 +100,7 @@ def test_pip_installs_through_redirect_and_proxy(remote_index, fake_github, tmp_
     assert "public" in answer.value.headers["Cache-Control"]
 
     target = tmp_path / "site"
-    pip(tmp_path, "install", "--no-deps", "--target", str(target / "a"), "--cert", str(fake_github.ca),
+    pip("install", "--no-deps", "--target", str(target / "a"), "--cert", str(fake_github.ca),
         "--index-url", f"{server.url}simple/", "remote-redirected==1.0")
     assert (target / "a" / "remote_redirected" / "_native.so").stat().st_size == 2 * MiB
     # pip fetched the bytes from the storage host itself (pip 23.0 fetches the wheel twice; the
@@ -122,7 +110,7 @@ def test_pip_installs_through_redirect_and_proxy(remote_index, fake_github, tmp_
     fake_github.clear_log()
 
     # proxy: pip knows nothing of the fake's CA, so the bytes can only have come through us.
-    pip(tmp_path, "install", "--no-deps", "--target", str(target / "b"), "--index-url", f"{server.url}simple/",
+    pip("install", "--no-deps", "--target", str(target / "b"), "--index-url", f"{server.url}simple/",
         "remote-proxied==1.0")
     assert (target / "b" / "remote_proxied" / "_native.so").read_bytes() == random.Random(2).randbytes(2 * MiB)
     time.sleep(1)
