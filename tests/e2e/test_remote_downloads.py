@@ -294,3 +294,6 @@ def test_shutdown_does_not_wait_for_a_slow_proxied_download(remote_index, fake_g
     assert server.stop() == 0
     assert time.monotonic() - started < 6
     assert process.wait(timeout=10) != 0  # the client saw its download cut short, not a success
+    # and the fetch from the storage host ended with it, not seconds later.
+    sent = wait_for(lambda: storage_gets(fake_github.log()), timeout=1.5)[0]["body_bytes"]
+    assert sent < wheel.stat().st_size // 4

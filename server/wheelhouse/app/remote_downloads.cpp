@@ -195,6 +195,9 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
         return {};
     };
     const auto sink = [&](std::span<const char> bytes) -> result<void> {
+        // Checked on every chunk, not only when a batch is pushed: a slow remote host fills a
+        // batch in seconds, and a client that left should stop the fetch at once.
+        if (body->cancelled()) return make_error(error_kind::upstream, "the client closed the connection");
         received += bytes.size();
         if (received > plan.length) {
             return make_error(error_kind::upstream, url + " sent more than the " + std::to_string(plan.length) +
