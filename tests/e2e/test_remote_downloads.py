@@ -297,3 +297,24 @@ def test_shutdown_does_not_wait_for_a_slow_proxied_download(remote_index, fake_g
     # and the fetch from the storage host ended with it, not seconds later.
     sent = wait_for(lambda: storage_gets(fake_github.log()), timeout=1.5)[0]["body_bytes"]
     assert sent < wheel.stat().st_size // 4
+
+
+def test_proxied_downloads_beyond_the_limit_get_503(remote_index, fake_github, tmp_path):
+    slow = native_wheel(tmp_path / "dist", "remote-busy", "1.0", 14)
+    other = native_wheel(tmp_path / "dist", "remote-other", "1.0", 15)
+    server = remote_index({slow: "proxy", other: "proxy"}, "--remote-proxy-downloads", "1")
+    fake_github.set_fault(slow.name, slow_bps=100_000)
+    first = subprocess.Popen(["curl", "-s", "-o", str(tmp_path / "slow"), file_url(server, slow)])
+    time.sleep(1)
+    try:
+        urllib.request.urlopen(file_url(server, other), timeout=10)
+        raise AssertionError("a second proxied download was accepted past --remote-proxy-downloads 1")
+    except urllib.error.HTTPError as refused:
+        assert refused.code == 503 and refused.headers["Retry-After"]
+        assert "proxied downloads are in progress" in refused.read().decode()
+    first.kill()
+    first.wait()
+    # The client's departure frees the slot.
+    out = tmp_path / "out"
+    assert wait_for(lambda: curl(file_url(server, other), out)[1] == 200, timeout=5)
+    assert sha256_of(out) == sha256_of(other)

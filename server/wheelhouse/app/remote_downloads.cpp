@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <charconv>
 #include <cstring>
 #include <sstream>
@@ -32,6 +33,7 @@ constexpr std::string_view redirect_private = "max-age=86400, private";
 constexpr std::string_view octet_stream = "application/octet-stream";
 constexpr std::string_view retry_after_seconds = "5";
 constexpr std::size_t batch_bytes = 256 * 1024;
+constexpr std::chrono::milliseconds batch_delay{100};
 
 std::string etag_of(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
@@ -174,6 +176,7 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
     // only with it, so a mismatch ends the connection short of a complete response.
     std::string batch;
     batch.reserve(batch_bytes);
+    auto last_push = std::chrono::steady_clock::now();
     std::string held;
 
     const auto on_head = [&](const remote::fetch_response& head) -> result<void> {
@@ -211,7 +214,10 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
             spool.reset();
         }
         batch.append(bytes.data(), bytes.size());
-        if (batch.size() < batch_bytes) return {};
+        // A slow remote host still reaches the client (and a client that left is noticed) soon.
+        const auto now = std::chrono::steady_clock::now();
+        if (batch.size() < batch_bytes && now - last_push < batch_delay) return {};
+        last_push = now;
         if (!held.empty() && !body->push(std::move(held))) {
             return make_error(error_kind::upstream, "the client closed the connection");
         }
