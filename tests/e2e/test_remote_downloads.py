@@ -155,7 +155,7 @@ def test_range_passes_through_the_proxy(remote_index, fake_github, tmp_path):
     assert fake_github.log() == []
 
 
-def test_cache_mode_keeps_a_verified_copy(remote_index, fake_github, tmp_path):
+def test_cache_mode_keeps_a_verified_copy(remote_index, fake_github, wheelhouse_bin, tmp_path):
     wheel = native_wheel(tmp_path / "dist", "remote-cached", "1.0", 4)
     server = remote_index({wheel: "cache"})
     blob = server.data_dir / "blobs" / "sha256" / sha256_of(wheel)[:2] / sha256_of(wheel)[2:4] / sha256_of(wheel)
@@ -178,6 +178,9 @@ def test_cache_mode_keeps_a_verified_copy(remote_index, fake_github, tmp_path):
         assert out.read_bytes() == wheel.read_bytes()
     assert curl(file_url(server, wheel), out, "-r", "10-19")[:3] == (0, 206, 10)
     assert fake_github.log() == []
+    # The kept copy is a sound part of the store.
+    checked = run(wheelhouse_bin, "fsck", "--data", server.data_dir)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_a_slow_client_slows_the_remote_host(remote_index, fake_github, tmp_path):
