@@ -29,6 +29,9 @@ def clean_pip_environment(tmp_path: pathlib.Path) -> dict[str, str]:
     for key in list(env):
         if key.startswith("PIP_"):
             del env[key]
+    # requests prefers these to pip's --cert, so a test's own CA (the fake GitHub's) would be ignored.
+    for key in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        env.pop(key, None)
     env.update({
         "PIP_CONFIG_FILE": os.devnull,
         "PIP_NO_CACHE_DIR": "1",

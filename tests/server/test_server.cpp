@@ -36,6 +36,7 @@ test_server::test_server(server_settings settings) {
 test_server::~test_server() {
     server_->drain(std::chrono::milliseconds(2000));
     server_->wait();
+    application_->finish_ingests();  // before the server's contexts go, as `wheelhouse serve` does
 }
 
 catalog::file_record test_server::ingest(std::string_view bytes, std::string_view filename) {

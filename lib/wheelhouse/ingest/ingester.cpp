@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/ingest/file_record.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
@@ -102,44 +103,6 @@ result<void> check_expected(const expected_digests& expected, const file_digests
     return {};
 }
 
-// The python, abi and platform tags as the filename writes them ("py2.py3"), the last three
-// '-'-separated parts of a name pep427 already accepted.
-std::array<std::string, 3> written_tags(std::string_view filename) {
-    std::string_view stem = filename.substr(0, filename.size() - 4);  // ".whl"
-    std::array<std::string, 3> tags;
-    for (int i = 2; i >= 0; --i) {
-        const auto dash = stem.rfind('-');
-        tags[static_cast<std::size_t>(i)] = std::string(stem.substr(dash + 1));
-        stem = stem.substr(0, dash);
-    }
-    return tags;
-}
-
-catalog::file_record make_record(const pep427::wheel_filename& wheel, const validated_wheel& validated,
-                                 const file_digests& digests, const ingest_options& options) {
-    catalog::file_record file;
-    file.project = wheel.normalized_name;
-    file.filename = wheel.filename;
-    file.version = wheel.version_text;
-    file.normalized_version = wheel.version.to_string();
-    file.local_label = wheel.version.local_string();
-    auto tags = written_tags(wheel.filename);
-    file.python_tag = std::move(tags[0]);
-    file.abi_tag = std::move(tags[1]);
-    file.platform_tag = std::move(tags[2]);
-    if (wheel.build) file.build_tag = wheel.build->text;
-    file.variant = variants::decode(wheel);
-    file.sha256 = digests.sha256;
-    file.size = digests.size;
-    if (auto requires_python = validated.metadata.requires_python()) file.requires_python = std::string(*requires_python);
-    if (auto summary = validated.metadata.summary()) file.summary = std::string(*summary);
-    file.mode = catalog::download_mode::local;
-    file.metadata_sha256 = crypto::sha256_hex(validated.archive.metadata);
-    file.metadata_size = validated.archive.metadata.size();
-    file.uploaded_by = options.uploaded_by;
-    return file;
-}
-
 error conflict_error(std::string_view filename, std::string_view existing_sha256, std::string_view new_sha256) {
     return make_error(error_kind::conflict,
                       "File already exists: " + std::string(filename) + " is in the index with sha256 " +
@@ -205,7 +168,7 @@ result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::str
     if (!validated) return about(filename, validated.error());
 
     catalog::new_file row;
-    row.file = make_record(*wheel, *validated, *digests, options);
+    row.file = make_file_record(*wheel, *validated, digests->sha256, digests->size, options.uploaded_by);
     row.project_display_name = std::string(validated->metadata.name());
     const std::string& sha256 = row.file.sha256;
 
@@ -272,6 +235,65 @@ result<ingest_result> ingester::ingest_file(const std::filesystem::path& path, c
                                                     failure.message());
     }
     return ingest_spool(std::move(spool).value(), filename, options);
+}
+
+result<std::optional<ingest_result>> ingester::find_existing(std::string_view filename, std::string_view sha256) {
+    auto existing = catalog_.find_file(filename);
+    if (!existing) return about(filename, existing.error());
+    if (!*existing) return std::optional<ingest_result>{};
+    if ((*existing)->sha256 != sha256) return conflict_error(filename, (*existing)->sha256, sha256);
+    return std::optional<ingest_result>{ingest_result{ingest_outcome::identical, std::move(**existing)}};
+}
+
+result<ingest_result> ingester::register_remote(const pep427::wheel_filename& wheel, const validated_wheel& validated,
+                                                const remote_file& remote) {
+    const std::string& filename = wheel.filename;
+    auto existing = find_existing(filename, remote.sha256);
+    if (!existing) return existing.error();
+    if (*existing) return std::move(**existing);
+
+    auto project = catalog_.find_project(wheel.normalized_name);
+    if (!project) return about(filename, project.error());
+    if (*project && ((*project)->status == catalog::project_status::archived ||
+                     (*project)->status == catalog::project_status::quarantined)) {
+        return about(filename, make_error(error_kind::forbidden,
+                                          "project '" + wheel.normalized_name + "' is " +
+                                              std::string(catalog::to_string((*project)->status)) +
+                                              " and takes no new files; an admin can set it active again"));
+    }
+
+    catalog::new_file row;
+    row.file = make_file_record(wheel, validated, remote.sha256, remote.size, remote.uploaded_by);
+    row.file.mode = remote.mode;
+    row.file.remote_url = remote.url;
+    row.project_display_name = std::string(validated.metadata.name());
+    const std::string& sha256 = row.file.sha256;
+
+    for (int attempt = 1;; ++attempt) {
+        auto metadata = store_.put_metadata(sha256, validated.archive.metadata);
+        if (!metadata) return about(filename, metadata.error());
+        const bool put_by_us = *metadata == storage::put_outcome::created;
+        bool vanished = false;
+        auto added = catalog_.add_file(row, [&]() -> result<void> {
+            if (store_.has_metadata(sha256)) return {};
+            vanished = true;
+            return make_error(error_kind::unavailable, "the METADATA of " + sha256 + " was removed while it was being added");
+        });
+        const bool keep = added && added->outcome != catalog::add_outcome::conflict;
+        if (!keep && put_by_us) {
+            // Only when no row (local or remote) references these bytes.
+            (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+        }
+        if (!added) {
+            if (vanished && attempt < put_attempts) continue;
+            return about(filename, added.error());
+        }
+        switch (added->outcome) {
+            case catalog::add_outcome::created: return ingest_result{ingest_outcome::created, std::move(added->file)};
+            case catalog::add_outcome::identical: return ingest_result{ingest_outcome::identical, std::move(added->file)};
+            case catalog::add_outcome::conflict: return conflict_error(filename, added->file.sha256, sha256);
+        }
+    }
 }
 
 result<catalog::file_record> ingester::delete_file(std::string_view filename, std::string_view actor) {

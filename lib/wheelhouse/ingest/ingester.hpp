@@ -17,6 +17,8 @@
 
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/ingest/wheel_archive.hpp"
+#include "wheelhouse/ingest/wheel_validation.hpp"
+#include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 
@@ -55,6 +57,15 @@ struct ingest_result {
     catalog::file_record file;
 };
 
+// A wheel that stays where it is (a release asset), served by redirect or proxy from `url`.
+struct remote_file {
+    std::string url;
+    catalog::download_mode mode = catalog::download_mode::redirect;
+    std::string sha256;  // lower-case hex of the whole asset, established by the caller
+    std::uint64_t size = 0;
+    std::optional<std::string> uploaded_by;
+};
+
 // Error kinds of ingest: invalid (400: not a wheel, or it breaks a rule; the digests sent do
 // not match), conflict (409: "File already exists" with other bytes), too_large (413),
 // unavailable (503: the database stayed locked), internal (500: disk or database).
@@ -69,6 +80,17 @@ public:
     // Ingests a file of the user's, under its own name. It is copied to a spool first, so the
     // original is never moved or changed, and later changes to it cannot reach the store.
     result<ingest_result> ingest_file(const std::filesystem::path& path, const ingest_options& options);
+
+    // The row already under `filename`: identical when its sha256 is `sha256`, a conflict error
+    // when it is not, nullopt when the name is free. Lets a registration stop before fetching.
+    result<std::optional<ingest_result>> find_existing(std::string_view filename, std::string_view sha256);
+
+    // Registers a remote wheel validated from its parts (validate_remote_wheel): the same row an
+    // upload makes (make_file_record) with `remote`'s mode and URL, and its METADATA in the store
+    // for PEP 658. Same outcomes and errors as ingest_spool; no row and no METADATA of ours
+    // stays behind on failure.
+    result<ingest_result> register_remote(const pep427::wheel_filename& wheel, const validated_wheel& validated,
+                                          const remote_file& remote);
 
     // Deletes a file's row, then its blob and METADATA once no other row shares the bytes.
     result<catalog::file_record> delete_file(std::string_view filename, std::string_view actor);

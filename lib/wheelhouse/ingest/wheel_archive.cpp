@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/ingest/range_cache.hpp"
 #include "wheelhouse/ingest/record.hpp"
+#include "wheelhouse/ingest/zip_range_source.hpp"
+#include "wheelhouse/ingest/zip_tail.hpp"
 
 namespace wheelhouse::ingest {
 namespace {
@@ -186,29 +189,40 @@ result<void> check_wheel_metadata(std::string_view wheel) {
     return invalid("WHEEL has no Wheel-Version header");
 }
 
-result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, const archive_limits& limits) {
-    int code = 0;
-    archive_handle archive(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
-    if (!archive) return open_error(code, path);
+namespace {
 
-    const zip_int64_t count = zip_get_num_entries(archive.get(), 0);
+// What pass 1 learns from the central directory alone.
+struct directory {
+    std::vector<entry_info> entries;
+    std::unordered_map<std::string, std::size_t> by_name;
+    std::string dist_info;
+    std::uint64_t declared_total = 0;
+    std::size_t metadata = 0;  // indices into entries
+    std::size_t wheel = 0;
+    std::size_t record = 0;
+};
+
+// Pass 1: names, declared sizes and the dist-info directory, before inflating anything; then
+// WHEEL, read and checked. Touches only the central directory and the WHEEL entry.
+result<directory> read_directory(zip_t* archive, const archive_limits& limits) {
+    const zip_int64_t count = zip_get_num_entries(archive, 0);
     if (count <= 0) return invalid("the zip archive is empty");
     if (static_cast<std::uint64_t>(count) > limits.max_entries) {
         return make_error(error_kind::too_large, "the archive has " + std::to_string(count) + " entries, past the limit of " +
                                                      std::to_string(limits.max_entries));
     }
 
-    // Pass 1: names, declared sizes and the dist-info directory, before inflating anything.
-    std::vector<entry_info> entries;
+    directory found;
+    auto& entries = found.entries;
+    auto& by_name = found.by_name;
     entries.reserve(static_cast<std::size_t>(count));
-    std::unordered_map<std::string, std::size_t> by_name;
     std::set<std::string> dist_infos;
-    std::uint64_t declared_total = 0;
+    std::uint64_t& declared_total = found.declared_total;
     for (zip_uint64_t index = 0; index < static_cast<zip_uint64_t>(count); ++index) {
         zip_stat_t stat;
         zip_stat_init(&stat);
-        if (zip_stat_index(archive.get(), index, 0, &stat) != 0) {
-            return invalid("entry " + std::to_string(index) + " cannot be read: " + zip_strerror(archive.get()));
+        if (zip_stat_index(archive, index, 0, &stat) != 0) {
+            return invalid("entry " + std::to_string(index) + " cannot be read: " + zip_strerror(archive));
         }
         const std::uint64_t required = ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
         if ((stat.valid & required) != required) {
@@ -258,15 +272,13 @@ result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, cons
                        "); it must have exactly one");
     }
 
-    wheel_archive wheel;
-    wheel.dist_info = *dist_infos.begin();
-    wheel.entry_count = entries.size();
-    const auto find_required = [&](std::string_view file) -> result<const entry_info*> {
-        const auto found = by_name.find(wheel.dist_info + "/" + std::string(file));
-        if (found == by_name.end() || entries[found->second].directory) {
-            return invalid(wheel.dist_info + "/" + std::string(file) + " is missing; every wheel has METADATA, WHEEL and RECORD");
+    found.dist_info = *dist_infos.begin();
+    const auto find_required = [&](std::string_view file) -> result<std::size_t> {
+        const auto at = by_name.find(found.dist_info + "/" + std::string(file));
+        if (at == by_name.end() || entries[at->second].directory) {
+            return invalid(found.dist_info + "/" + std::string(file) + " is missing; every wheel has METADATA, WHEEL and RECORD");
         }
-        return &entries[found->second];
+        return at->second;
     };
     auto metadata_entry = find_required("METADATA");
     if (!metadata_entry) return metadata_entry.error();
@@ -274,13 +286,41 @@ result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, cons
     if (!wheel_entry) return wheel_entry.error();
     auto record_entry = find_required("RECORD");
     if (!record_entry) return record_entry.error();
+    found.metadata = *metadata_entry;
+    found.wheel = *wheel_entry;
+    found.record = *record_entry;
+    return found;
+}
 
-    auto wheel_text = read_small_entry(archive.get(), **wheel_entry, limits.max_metadata_size);
+// The checks every reading shares once the directory is known: WHEEL's version. The result
+// carries WHEEL and the counts; METADATA is read last, by the caller.
+result<wheel_archive> start_archive(zip_t* archive, const directory& found, const archive_limits& limits) {
+    wheel_archive wheel;
+    wheel.dist_info = found.dist_info;
+    wheel.entry_count = found.entries.size();
+    auto wheel_text = read_small_entry(archive, found.entries[found.wheel], limits.max_metadata_size);
     if (!wheel_text) return wheel_text.error();
     if (auto checked = check_wheel_metadata(*wheel_text); !checked) return checked.error();
     wheel.wheel = std::move(wheel_text).value();
+    return wheel;
+}
 
-    auto record_text = read_small_entry(archive.get(), **record_entry, limits.max_metadata_size);
+}  // namespace
+
+result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, const archive_limits& limits) {
+    int code = 0;
+    archive_handle archive(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+    if (!archive) return open_error(code, path);
+
+    auto listing = read_directory(archive.get(), limits);
+    if (!listing) return listing.error();
+    const auto& entries = listing->entries;
+    const auto& by_name = listing->by_name;
+    auto started = start_archive(archive.get(), *listing, limits);
+    if (!started) return started.error();
+    wheel_archive wheel = std::move(started).value();
+
+    auto record_text = read_small_entry(archive.get(), entries[listing->record], limits.max_metadata_size);
     if (!record_text) return record_text.error();
     auto record = parse_record(*record_text);
     if (!record) return record.error();
@@ -339,9 +379,59 @@ result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, cons
         }
     }
 
-    auto metadata = read_small_entry(archive.get(), **metadata_entry, limits.max_metadata_size);
+    auto metadata = read_small_entry(archive.get(), entries[listing->metadata], limits.max_metadata_size);
     if (!metadata) return metadata.error();
     wheel.metadata = std::move(metadata).value();
+    return wheel;
+}
+
+result<wheel_archive> read_remote_wheel_archive(range_cache& file, const archive_limits& limits) {
+    // The directory's bounds first, with messages libzip cannot give; then the whole directory
+    // in one request, so libzip's entry-by-entry reads of it are served from the cache.
+    auto located = locate_central_directory(file, limits.max_central_directory, limits.max_entries);
+    if (!located) return located.error();
+    if (auto directory_bytes = file.read(located->offset, located->size); !directory_bytes) return directory_bytes.error();
+
+    range_source_state state;
+    state.cache = &file;
+    zip_error_t failure;
+    zip_error_init(&failure);
+    zip_source_t* source = make_range_source(state, &failure);
+    if (source == nullptr) {
+        zip_error_fini(&failure);
+        return make_error(error_kind::internal, "creating a zip source for the remote archive failed");
+    }
+    // Without ZIP_CHECKCONS: that check reads every entry's local header, all over the file.
+    archive_handle archive(zip_open_from_source(source, ZIP_RDONLY, &failure));
+    if (!archive) {
+        const int code = zip_error_code_zip(&failure);
+        zip_error_fini(&failure);
+        zip_source_free(source);
+        if (state.read_failure) return *state.read_failure;
+        switch (code) {
+            case ZIP_ER_NOZIP:
+                return invalid("not a zip archive (no end-of-central-directory record): a wheel is a zip file");
+            case ZIP_ER_INCONS:
+                return invalid("the zip archive is inconsistent (its directory and its records disagree); the asset "
+                               "is corrupt or truncated");
+            default:
+                return invalid("not a readable zip archive: " + zip_message(code));
+        }
+    }
+    zip_error_fini(&failure);
+
+    const auto reading_failed = [&](const error& failed) -> error { return state.read_failure ? *state.read_failure : failed; };
+    auto listing = read_directory(archive.get(), limits);
+    if (!listing) return reading_failed(listing.error());
+    auto started = start_archive(archive.get(), *listing, limits);
+    if (!started) return reading_failed(started.error());
+    wheel_archive wheel = std::move(started).value();
+    // Reading METADATA whole lets libzip check its CRC-32 against the directory's.
+    auto metadata = read_small_entry(archive.get(), listing->entries[listing->metadata], limits.max_metadata_size);
+    if (!metadata) return reading_failed(metadata.error());
+    wheel.metadata = std::move(metadata).value();
+    wheel.uncompressed_size = listing->declared_total;
+    wheel.entries_verified = false;
     return wheel;
 }
 

@@ -24,20 +24,34 @@ struct archive_limits {
     std::uint64_t max_compression_ratio = 250;
     std::uint64_t ratio_floor = 1ULL << 20;
     std::uint64_t max_metadata_size = 16ULL << 20;  // METADATA, WHEEL and RECORD are read into memory
+    // A remote archive's central directory is fetched whole before it is parsed.
+    std::uint64_t max_central_directory = 64ULL << 20;
 };
+
+class range_cache;
 
 struct wheel_archive {
     std::string dist_info;  // "flash_attn-2.8.3.dist-info", without the trailing '/'
     std::string metadata;   // *.dist-info/METADATA, byte for byte
     std::string wheel;      // *.dist-info/WHEEL
     std::uint64_t entry_count = 0;
-    std::uint64_t uncompressed_size = 0;  // bytes actually inflated
+    std::uint64_t uncompressed_size = 0;  // bytes actually inflated; declared, for a remote archive
+    bool entries_verified = true;         // every entry inflated and held to RECORD; not for a remote archive
 };
 
 // Opens the zip at `path` and runs every check above, reading every entry once. Errors are
 // `invalid` (a bad wheel: 400) or `too_large` (past a size limit: 413), with a message that
 // names the entry and what was wrong; `internal` when the file cannot be read at all.
 result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, const archive_limits& limits = {});
+
+// The checks that need only the archive's directory, WHEEL and METADATA, for an archive that
+// lives elsewhere: reads the end records, the central directory (refused past
+// limits.max_central_directory, or when it runs past the end), WHEEL and METADATA (whose CRC is
+// checked), and nothing else. Entry names, the single dist-info with METADATA/WHEEL/RECORD,
+// declared sizes and compression ratios are checked as for a local file; RECORD's hashes are
+// not (that needs every byte). Errors as read_wheel_archive's, and the reader's own
+// (upstream) when a range cannot be fetched.
+result<wheel_archive> read_remote_wheel_archive(range_cache& file, const archive_limits& limits = {});
 
 // The name checks on one entry: not empty, relative, no "..", no backslash, no empty or "."
 // component. Directory entries end with '/'.

@@ -43,15 +43,30 @@ result<void> check_metadata_matches(const metadata::core_metadata& metadata, con
     return {};
 }
 
+namespace {
+
+result<validated_wheel> check_against_filename(wheel_archive archive, const pep427::wheel_filename& wheel) {
+    if (auto named = check_dist_info_name(archive.dist_info, wheel); !named) return named.error();
+    auto parsed = metadata::parse_core_metadata(archive.metadata);
+    if (!parsed) return invalid(archive.dist_info + "/METADATA: " + parsed.error().message);
+    if (auto matches = check_metadata_matches(*parsed, wheel); !matches) return matches.error();
+    return validated_wheel{std::move(archive), std::move(parsed).value()};
+}
+
+}  // namespace
+
 result<validated_wheel> validate_wheel(const std::filesystem::path& path, const pep427::wheel_filename& wheel,
                                        const archive_limits& limits) {
     auto archive = read_wheel_archive(path, limits);
     if (!archive) return archive.error();
-    if (auto named = check_dist_info_name(archive->dist_info, wheel); !named) return named.error();
-    auto parsed = metadata::parse_core_metadata(archive->metadata);
-    if (!parsed) return invalid(archive->dist_info + "/METADATA: " + parsed.error().message);
-    if (auto matches = check_metadata_matches(*parsed, wheel); !matches) return matches.error();
-    return validated_wheel{std::move(archive).value(), std::move(parsed).value()};
+    return check_against_filename(std::move(archive).value(), wheel);
+}
+
+result<validated_wheel> validate_remote_wheel(range_cache& file, const pep427::wheel_filename& wheel,
+                                              const archive_limits& limits) {
+    auto archive = read_remote_wheel_archive(file, limits);
+    if (!archive) return archive.error();
+    return check_against_filename(std::move(archive).value(), wheel);
 }
 
 }  // namespace wheelhouse::ingest

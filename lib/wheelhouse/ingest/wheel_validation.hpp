@@ -22,6 +22,10 @@ struct validated_wheel {
 result<validated_wheel> validate_wheel(const std::filesystem::path& path, const pep427::wheel_filename& wheel,
                                        const archive_limits& limits = {});
 
+// read_remote_wheel_archive (what the directory, WHEEL and METADATA tell), then the checks below.
+result<validated_wheel> validate_remote_wheel(range_cache& file, const pep427::wheel_filename& wheel,
+                                              const archive_limits& limits = {});
+
 // The .dist-info directory's name part normalises to the filename's project ("flash_attn-2.8.3.dist-info"
 // for flash_attn-2.8.3+cu128-…whl), as pip requires.
 result<void> check_dist_info_name(std::string_view dist_info, const pep427::wheel_filename& wheel);

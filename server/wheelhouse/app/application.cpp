@@ -7,6 +7,7 @@
 #include "wheelhouse/app/file_routes.hpp"
 #include "wheelhouse/app/metrics_route.hpp"
 #include "wheelhouse/app/read_access.hpp"
+#include "wheelhouse/app/remote_routes.hpp"
 #include "wheelhouse/app/simple_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/http/request_target.hpp"
@@ -41,18 +42,25 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       uploads_(context_, tokens_, ingest_workers_,
                upload_settings{settings_.max_upload_bytes, std::chrono::seconds(5)}),
       admin_(context_, tokens_, ingest_workers_),
-      static_(built_in_static_assets()) {
+      remote_routes_(context_, tokens_, ingest_workers_),
+      static_(built_in_static_assets()),
+      remote_files_(context_, {settings_.proxy_downloads}) {
+    context_.remote_files = &remote_files_;
     catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
 }
 
 application::~application() { finish_ingests(); }
 
-void application::finish_ingests() { ingest_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain); }
+void application::finish_ingests() {
+    remote_files_.stop();
+    ingest_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
+}
 
 transport::body_plan application::plan_body(const http::request_header<>& header) {
     auto target = http_target::parse(header.target());
     if (target && upload_routes::is_upload(header.method(), *target)) return uploads_.plan(header, *target);
     if (target && admin_routes::claims(header.method(), *target)) return admin_.plan(header);
+    if (target && remote_routes::claims(*target)) return remote_routes_.plan(header);
     return {};
 }
 
@@ -65,10 +73,14 @@ void application::handle(transport::incoming_request request, transport::respond
         target && admin_routes::claims(request.header.method(), *target)) {
         return admin_.handle(std::move(request), *target, respond);
     }
-    respond(route(request));
+    if (auto target = http_target::parse(request.header.target()); target && remote_routes::claims(*target)) {
+        return remote_routes_.handle(std::move(request), *target, respond);
+    }
+    if (auto response = route(request, respond)) respond(std::move(*response));
 }
 
-transport::outgoing_response application::route(const transport::incoming_request& incoming) {
+std::optional<transport::outgoing_response> application::route(const transport::incoming_request& incoming,
+                                                                const transport::responder& respond) {
     const auto& request = incoming.header;
     if (request.method() == http::verb::unknown) {
         return make_text_response(request, http::status::not_implemented,
@@ -96,7 +108,7 @@ transport::outgoing_response application::route(const transport::incoming_reques
     }
     if (first == "files") {
         if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
-        return serve_file(context_, request, *target);
+        return serve_file(context_, request, *target, respond);
     }
     if (first == "legacy" || (first == "api" && segments.size() >= 3 && segments[2] == "files")) {
         return method_not_allowed(request, first == "legacy" ? "POST" : "PUT");

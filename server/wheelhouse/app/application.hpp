@@ -6,6 +6,8 @@
 
 #include "wheelhouse/app/admin_routes.hpp"
 #include "wheelhouse/app/page_cache.hpp"
+#include "wheelhouse/app/remote_downloads.hpp"
+#include "wheelhouse/app/remote_routes.hpp"
 #include "wheelhouse/app/route_context.hpp"
 #include "wheelhouse/app/static_routes.hpp"
 #include "wheelhouse/app/upload_routes.hpp"
@@ -38,12 +40,15 @@ public:
     // What the transport records each request into (server_options::metrics).
     metrics::server_metrics& metrics() noexcept { return metrics_; }
 
-    // Finishes the uploads already queued, then stops the ingest workers. Thread safety: call
-    // once, after the server has drained.
+    // Finishes the uploads already queued, then stops the ingest workers; ends the proxied
+    // downloads still running and stops their threads. Thread safety: call once, after the
+    // server has drained and before it is destroyed (a transfer may still answer its session).
     void finish_ingests();
 
 private:
-    transport::outgoing_response route(const transport::incoming_request& request);
+    // nullopt: a proxied download took `respond`.
+    std::optional<transport::outgoing_response> route(const transport::incoming_request& request,
+                                                      const transport::responder& respond);
     void poll_external_changes();
 
     app_settings settings_;
@@ -56,7 +61,9 @@ private:
     concurrency::worker_pool ingest_workers_;
     upload_routes uploads_;
     admin_routes admin_;
+    remote_routes remote_routes_;
     static_routes static_;
+    remote_downloads remote_files_;
     std::unique_ptr<net::steady_timer> watch_timer_;
 };
 

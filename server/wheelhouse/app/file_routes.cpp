@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/app/remote_downloads.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/http/conditional.hpp"
@@ -107,8 +108,10 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
 
 }  // namespace
 
-transport::outgoing_response serve_file(const route_context& context, const http::request_header<>& request,
-                                        const http_target::request_target& target) {
+std::optional<transport::outgoing_response> serve_file(const route_context& context,
+                                                       const http::request_header<>& request,
+                                                       const http_target::request_target& target,
+                                                       const transport::responder& respond) {
     const auto& segments = target.segments;
     if (segments.size() != 3 || !is_sha256_hex(segments[1]) || segments[2].empty()) {
         return make_text_response(request, http::status::not_found,
@@ -143,10 +146,14 @@ transport::outgoing_response serve_file(const route_context& context, const http
         return send_blob(request, context.blobs.metadata_path(sha256), "application/octet-stream",
                          file->metadata_sha256, context.settings.private_index);
     }
-    if (file->mode != catalog::download_mode::local) {
-        return make_text_response(request, http::status::bad_gateway,
-                                  "this file lives at a remote URL and this server has no remote download mode "
-                                  "configured for it");
+    // A cached remote file is served from disk once its verified copy is in the store.
+    const bool cached = file->mode == catalog::download_mode::cache && context.blobs.has_blob(sha256);
+    if (file->mode != catalog::download_mode::local && !cached) {
+        if (context.remote_files == nullptr) {
+            return make_text_response(request, http::status::bad_gateway,
+                                      "this file lives at a remote URL and this server serves no remote downloads");
+        }
+        return context.remote_files->serve(request, *file, respond);
     }
     return send_blob(request, context.blobs.blob_path(sha256), "application/octet-stream", sha256,
                      context.settings.private_index);

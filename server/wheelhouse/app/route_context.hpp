@@ -22,6 +22,8 @@ class blob_store;
 
 namespace wheelhouse::app {
 
+class remote_downloads;
+
 struct app_settings {
     std::chrono::seconds page_max_age{60};  // Cache-Control on simple pages
     std::string files_base = "/files/";     // where page links point for downloads
@@ -35,6 +37,7 @@ struct app_settings {
     std::string github_api_url = "https://api.github.com";
     std::string github_token;                // for private repositories' release listings; may be empty
     remote::client_settings remote_client;   // the allow-list, CA bundle and deadlines of every fetch
+    unsigned proxy_downloads = 16;           // proxied remote downloads at once; more get 503
 };
 
 struct route_context {
@@ -45,6 +48,7 @@ struct route_context {
     metrics::server_metrics& metrics;
     catalog::download_counter* downloads = nullptr;  // counts wheel downloads when set
     remote::http_client* remote = nullptr;  // fetches release assets; null when not configured
+    remote_downloads* remote_files = nullptr;  // serves downloads of remote files; set by the application
 };
 
 }  // namespace wheelhouse::app

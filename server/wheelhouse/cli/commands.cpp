@@ -5,6 +5,7 @@
 #include "wheelhouse/cli/fsck_command.hpp"
 #include "wheelhouse/cli/ingest_command.hpp"
 #include "wheelhouse/cli/inspect_command.hpp"
+#include "wheelhouse/cli/register_command.hpp"
 #include "wheelhouse/cli/serve_command.hpp"
 #include "wheelhouse/cli/token_command.hpp"
 
@@ -16,6 +17,8 @@ int g_exit_status = 0;
 void add_commands(CLI::App& app) {
     add_serve_command(app);
     add_ingest_command(app);
+    add_register_command(app);
+    add_import_release_command(app);
     add_inspect_command(app);
     add_token_command(app);
     add_backup_command(app);

@@ -56,6 +56,7 @@ int serve(const config::overrides& values) {
     app_settings.github_api_url = settings.github_api_url;
     app_settings.github_token = settings.github_token;
     app_settings.remote_client = config::client_settings_from(settings);
+    app_settings.proxy_downloads = settings.remote_proxy_downloads;
     app::application application(**catalog, *blobs, app_settings);
 
     transport::server_options options;

@@ -134,6 +134,7 @@ result<void> apply_file(settings& out, const std::string& path) {
     });
     number("remote-connect-timeout", [&](std::uint64_t v) { out.remote_connect_timeout = std::chrono::seconds(v); });
     number("remote-read-timeout", [&](std::uint64_t v) { out.remote_read_timeout = std::chrono::seconds(v); });
+    number("remote-proxy-downloads", [&](std::uint64_t v) { out.remote_proxy_downloads = static_cast<unsigned>(v); });
     if (!problem.empty()) return invalid("configuration file " + path + ": " + problem);
     for (const auto& [key, node] : table) {
         static constexpr std::string_view known[] = {
@@ -142,7 +143,7 @@ result<void> apply_file(settings& out, const std::string& path) {
             "drain-timeout",  "ingest-workers", "ingest-queue",         "private",
             "github-api-url", "github-token",   "ca-bundle",            "remote-allowed-hosts",
             "remote-allow-private-addresses",   "remote-download-mode", "remote-connect-timeout",
-            "remote-read-timeout"};
+            "remote-read-timeout", "remote-proxy-downloads"};
         if (std::find(std::begin(known), std::end(known), key.str()) == std::end(known))
             return invalid("configuration file " + path + ": unknown key '" + std::string(key.str()) + "'");
     }
@@ -172,6 +173,11 @@ result<void> apply_remote(settings& out, const overrides& values) {
     }
     if (values.remote_connect_timeout) out.remote_connect_timeout = std::chrono::seconds(*values.remote_connect_timeout);
     if (values.remote_read_timeout) out.remote_read_timeout = std::chrono::seconds(*values.remote_read_timeout);
+    if (values.remote_proxy_downloads) out.remote_proxy_downloads = *values.remote_proxy_downloads;
+    if (out.remote_proxy_downloads == 0) {
+        return invalid(source(values.remote_proxy_downloads.has_value(), "--remote-proxy-downloads") +
+                       ": must be at least 1");
+    }
 
     if (out.remote_connect_timeout.count() == 0) {
         return invalid(source(values.remote_connect_timeout.has_value(), "--remote-connect-timeout") + ": must be at least 1 second");
@@ -262,6 +268,10 @@ void add_remote_options(CLI::App& command, overrides& values) {
     command.add_option("--remote-read-timeout", values.remote_read_timeout,
                        "Seconds a release host may go silent mid-answer (default 30)")
         ->envname("WHEELHOUSE_REMOTE_READ_TIMEOUT");
+    command.add_option("--remote-proxy-downloads", values.remote_proxy_downloads,
+                       "Downloads streamed from release hosts at once (proxy and cache modes; one thread each); "
+                       "more get 503 with Retry-After (default 16)")
+        ->envname("WHEELHOUSE_REMOTE_PROXY_DOWNLOADS");
 }
 
 remote::client_settings client_settings_from(const settings& values) {

@@ -40,6 +40,7 @@ struct settings {
     catalog::download_mode remote_download_mode = catalog::download_mode::redirect;
     std::chrono::seconds remote_connect_timeout{10};
     std::chrono::seconds remote_read_timeout{30};
+    unsigned remote_proxy_downloads = 16;  // proxied downloads at once; more get 503
 };
 
 // Values given on the command line or in the environment; unset ones fall through to the
@@ -67,6 +68,7 @@ struct overrides {
     std::optional<std::string> remote_download_mode;
     std::optional<unsigned> remote_connect_timeout;
     std::optional<unsigned> remote_read_timeout;
+    std::optional<unsigned> remote_proxy_downloads;
 };
 
 // Registers --config, --data (WHEELHOUSE_DATA) and, with `server_options`, every server option

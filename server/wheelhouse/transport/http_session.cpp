@@ -29,7 +29,12 @@ bool expects_continue(const http::request_header<>& header) {
 
 http_session::http_session(tcp::socket&& socket, request_handler& handler, const session_limits& limits,
                            session_registry& registry, access_log& log)
-    : stream_(std::move(socket)), handler_(handler), limits_(limits), registry_(registry), log_(log) {
+    : stream_(std::move(socket)),
+      stream_wait_(stream_.get_executor()),
+      handler_(handler),
+      limits_(limits),
+      registry_(registry),
+      log_(log) {
     error_code ec;
     // For the prepared write's first try (do_write_prepared); the asynchronous operations are
     // unaffected by it.
@@ -43,7 +48,10 @@ http_session::http_session(tcp::socket&& socket, request_handler& handler, const
     }
 }
 
-http_session::~http_session() { registry_.remove(this); }
+http_session::~http_session() {
+    if (response_ && response_->stream) response_->stream->cancel();  // stops its producer
+    registry_.remove(this);
+}
 
 void http_session::run() {
     registry_.add(shared_from_this());
@@ -223,17 +231,70 @@ void http_session::do_write_prepared() {
         fail(first_try, "write");
         return do_close();
     }
-    if (written == net::buffer_size(buffers)) return finish_request();
+    if (written == net::buffer_size(buffers)) return after_prepared_head();
     beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(buffers);
     rest.consume(written);
     stream_.expires_after(limits_.write_timeout);
     net::async_write(stream_, rest, [self = shared_from_this()](error_code ec, std::size_t) {
         if (ec) {
             self->fail(ec, "write");
-            return self->do_close();
+            return self->response_->stream ? self->abort_stream() : self->do_close();
         }
-        self->finish_request();
+        self->after_prepared_head();
     });
+}
+
+void http_session::after_prepared_head() {
+    if (response_->stream) return do_write_stream();
+    finish_request();
+}
+
+void http_session::do_write_stream() {
+    auto& source = *response_->stream;
+    const auto piece = source.next();
+    switch (piece.what) {
+        case body_source::state::ready:
+            stream_.expires_after(limits_.write_timeout);
+            stream_.async_write_some(net::buffer(piece.bytes.data(), piece.bytes.size()),
+                                     [self = shared_from_this()](error_code ec, std::size_t bytes) {
+                                         if (ec) {
+                                             self->fail(ec, "write");
+                                             return self->abort_stream();
+                                         }
+                                         self->response_->stream->consume(bytes);
+                                         self->do_write_stream();
+                                     });
+            return;
+        case body_source::state::pending: return wait_for_stream();
+        case body_source::state::finished: return finish_request();
+        case body_source::state::failed:
+            spdlog::debug("{} {} {}: the body failed after its headers; closing", peer_, log_method_, log_target_);
+            return abort_stream();
+    }
+}
+
+void http_session::wait_for_stream() {
+    // The timer's handler keeps the session alive (the wake holds it only weakly, so a session
+    // dropped with its context breaks no cycle); it fires early when the producer wakes us.
+    stream_wait_.expires_after(limits_.write_timeout);
+    stream_wait_.async_wait([self = shared_from_this()](error_code ec) {
+        if (ec == net::error::operation_aborted) return self->do_write_stream();
+        spdlog::warn("{} {} {}: no body bytes for {} s; closing", self->peer_, self->log_method_, self->log_target_,
+                     std::chrono::duration_cast<std::chrono::seconds>(self->limits_.write_timeout).count());
+        self->abort_stream();
+    });
+    response_->stream->on_ready([weak = weak_from_this()] {
+        if (auto self = weak.lock()) net::post(self->stream_.get_executor(), [self] { self->stream_wait_.cancel(); });
+    });
+}
+
+void http_session::abort_stream() {
+    // Closing short of Content-Length tells the client the body is incomplete.
+    const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                             request_started_);
+    log_.record(peer_, log_method_, log_target_, response_->status, response_->body_bytes, elapsed);
+    response_->stream->cancel();
+    do_close();
 }
 
 void http_session::do_write_some() {

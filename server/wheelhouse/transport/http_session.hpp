@@ -44,12 +44,18 @@ private:
     void do_write_some();
     void do_write_prepared();
     void on_write_some(error_code ec, std::size_t bytes);
+    void after_prepared_head();
+    void do_write_stream();
+    void wait_for_stream();
+    void abort_stream();
     void finish_request();
     void do_close();
     void discard_body() noexcept;
     void fail(error_code ec, const char* what);
 
     beast::tcp_stream stream_;
+    // Holds the session while a streamed body's producer has nothing ready, and bounds that wait.
+    net::steady_timer stream_wait_;
     beast::flat_buffer buffer_;
     request_handler& handler_;
     const session_limits& limits_;

@@ -13,6 +13,7 @@
 #include <boost/beast/http/message_generator.hpp>
 
 #include "wheelhouse/result.hpp"
+#include "wheelhouse/transport/body_source.hpp"
 #include "wheelhouse/transport/net.hpp"
 
 namespace wheelhouse::transport {
@@ -32,6 +33,8 @@ struct outgoing_response {
     unsigned status = 0;
     std::uint64_t body_bytes = 0;
     prepared_response prepared{};  // written when `message` is empty
+    // With a prepared head (and no prepared body): the body, pulled as it is produced.
+    std::shared_ptr<body_source> stream{};
 };
 
 // Where a streamed body goes as it arrives (an upload's spool file, through a multipart

@@ -1,0 +1,138 @@
+"""Proxied download throughput: a 1 GiB release asset on the fake GitHub's storage host
+(tests/e2e/fake_github.py, HTTPS on loopback), fetched directly with curl and through
+`wheelhouse serve` in proxy mode, in the same run; and the server's resident memory meanwhile.
+
+    /usr/bin/python3 bench/remote_downloads.py [--size-mib 1024] [--runs 2] [--work /tmp/remote-bench]
+
+Needs the release build (build/release/server/wheelhouse, or WHEELHOUSE_BIN) and curl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+
+from fake_github import FakeGitHub  # noqa: E402
+from server_process import ServerProcess, wheelhouse_binary  # noqa: E402
+
+MiB = 1 << 20
+
+
+def record_hash(digest: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def big_wheel(directory: pathlib.Path, size: int) -> pathlib.Path:
+    """A valid wheel whose one large member is stored (not deflated) random bytes."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "remote_bench-1.0-py3-none-any.whl"
+    if path.exists():
+        return path
+    dist_info = "remote_bench-1.0.dist-info"
+    small = {
+        "remote_bench/__init__.py": b"",
+        f"{dist_info}/METADATA": b"Metadata-Version: 2.1\nName: remote-bench\nVersion: 1.0\nSummary: benchmark\n",
+        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    records = []
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, data in small.items():
+            archive.writestr(name, data)
+            records.append(f"{name},{record_hash(hashlib.sha256(data).digest())},{len(data)}")
+        digest = hashlib.sha256()
+        with archive.open("remote_bench/_blob.bin", "w", force_zip64=True) as member:
+            left = size
+            while left > 0:
+                block = os.urandom(min(8 * MiB, left))
+                digest.update(block)
+                member.write(block)
+                left -= len(block)
+        records.append(f"remote_bench/_blob.bin,{record_hash(digest.digest())},{size}")
+        records.append(f"{dist_info}/RECORD,,")
+        archive.writestr(f"{dist_info}/RECORD", "\n".join(records) + "\n")
+    return path
+
+
+def curl_speed(url: str, *extra: str) -> tuple[float, int]:
+    """(bytes a second, bytes) of one download to /dev/null."""
+    done = subprocess.run(["curl", "-sS", "-f", "-o", "/dev/null", "-w", "%{speed_download} %{size_download}", *extra,
+                           url], capture_output=True, text=True, check=True, timeout=900)
+    speed, size = done.stdout.split()
+    return float(speed), int(size)
+
+
+def rss_mib(pid: int) -> float:
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--work", default="/tmp/wheelhouse-remote-bench")
+    arguments = parser.parse_args()
+    work = pathlib.Path(arguments.work)
+    work.mkdir(parents=True, exist_ok=True)
+
+    started = time.monotonic()
+    wheel = big_wheel(work / "dist", arguments.size_mib * MiB)
+    print(f"asset {wheel.name}: {wheel.stat().st_size / MiB:.0f} MiB (made in {time.monotonic() - started:.0f} s)")
+    fake = FakeGitHub(work / "fake")
+    data = work / "data"
+    shutil.rmtree(data, ignore_errors=True)
+    try:
+        fake.add_release("bench", "assets", "v1", [wheel])
+        url = fake.download_url("bench", "assets", "v1", wheel.name)
+        registered = subprocess.run([wheelhouse_binary(), "register", "--data", str(data), *fake.server_flags(),
+                                     "--mode", "proxy", url], capture_output=True, text=True, timeout=900)
+        if registered.returncode != 0:
+            sys.exit(f"register failed: {registered.stdout}{registered.stderr}")
+        print(registered.stdout.strip())
+        sha256 = hashlib.sha256()
+        with open(wheel, "rb") as stream:
+            while block := stream.read(8 * MiB):
+                sha256.update(block)
+        with ServerProcess(data, *fake.server_flags()) as server:
+            proxied_url = f"{server.url}files/{sha256.hexdigest()}/{wheel.name}"
+            pid = server.process.pid
+            idle = rss_mib(pid)
+            for run in range(1, arguments.runs + 1):
+                direct, size = curl_speed(url, "-L", "--cacert", str(fake.ca))
+                peak = [idle]
+                stop = threading.Event()
+
+                def sample() -> None:
+                    while not stop.is_set():
+                        peak[0] = max(peak[0], rss_mib(pid))
+                        time.sleep(0.05)
+
+                sampler = threading.Thread(target=sample)
+                sampler.start()
+                proxied, proxied_size = curl_speed(proxied_url)
+                stop.set()
+                sampler.join()
+                assert size == proxied_size == wheel.stat().st_size
+                print(f"run {run}: direct from the fake storage {direct / MiB:.0f} MiB/s, "
+                      f"through wheelhouse (proxy) {proxied / MiB:.0f} MiB/s ({proxied / direct:.0%}); "
+                      f"server RSS idle {idle:.0f} MiB, peak during the proxied download {peak[0]:.0f} MiB")
+    finally:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()

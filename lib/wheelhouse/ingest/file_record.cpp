@@ -1,0 +1,53 @@
+#include "wheelhouse/ingest/file_record.hpp"
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/variants/build_variant.hpp"
+
+namespace wheelhouse::ingest {
+namespace {
+
+// The python, abi and platform tags as the filename writes them ("py2.py3"), the last three
+// '-'-separated parts of a name pep427 already accepted.
+std::array<std::string, 3> written_tags(std::string_view filename) {
+    std::string_view stem = filename.substr(0, filename.size() - 4);  // ".whl"
+    std::array<std::string, 3> tags;
+    for (int i = 2; i >= 0; --i) {
+        const auto dash = stem.rfind('-');
+        tags[static_cast<std::size_t>(i)] = std::string(stem.substr(dash + 1));
+        stem = stem.substr(0, dash);
+    }
+    return tags;
+}
+
+}  // namespace
+
+catalog::file_record make_file_record(const pep427::wheel_filename& wheel, const validated_wheel& validated,
+                                      std::string sha256, std::uint64_t size, std::optional<std::string> uploaded_by) {
+    catalog::file_record file;
+    file.project = wheel.normalized_name;
+    file.filename = wheel.filename;
+    file.version = wheel.version_text;
+    file.normalized_version = wheel.version.to_string();
+    file.local_label = wheel.version.local_string();
+    auto tags = written_tags(wheel.filename);
+    file.python_tag = std::move(tags[0]);
+    file.abi_tag = std::move(tags[1]);
+    file.platform_tag = std::move(tags[2]);
+    if (wheel.build) file.build_tag = wheel.build->text;
+    file.variant = variants::decode(wheel);
+    file.sha256 = std::move(sha256);
+    file.size = size;
+    if (auto requires_python = validated.metadata.requires_python()) file.requires_python = std::string(*requires_python);
+    if (auto summary = validated.metadata.summary()) file.summary = std::string(*summary);
+    file.mode = catalog::download_mode::local;
+    file.metadata_sha256 = crypto::sha256_hex(validated.archive.metadata);
+    file.metadata_size = validated.archive.metadata.size();
+    file.uploaded_by = std::move(uploaded_by);
+    return file;
+}
+
+}  // namespace wheelhouse::ingest

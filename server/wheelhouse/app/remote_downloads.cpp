@@ -1,0 +1,392 @@
+#include "wheelhouse/app/remote_downloads.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <charconv>
+#include <cstring>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/http/conditional.hpp"
+#include "wheelhouse/remote/http_client.hpp"
+#include "wheelhouse/storage/blob_store.hpp"
+#include "wheelhouse/transport/file_range_body.hpp"
+#include "wheelhouse/transport/relay_body.hpp"
+#include "wheelhouse/transport/responses.hpp"
+
+namespace wheelhouse::app {
+namespace {
+
+using transport::make_text_response;
+
+constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
+constexpr std::string_view immutable_private = "max-age=31536000, private, immutable";
+// A redirect names a host that may move the asset (a re-uploaded release): keep it a day, not
+// a year. A private index's redirect must not sit in shared caches either.
+constexpr std::string_view redirect_public = "max-age=86400, public";
+constexpr std::string_view redirect_private = "max-age=86400, private";
+constexpr std::string_view octet_stream = "application/octet-stream";
+constexpr std::string_view retry_after_seconds = "5";
+constexpr std::size_t batch_bytes = 256 * 1024;
+constexpr std::chrono::milliseconds batch_delay{100};
+
+std::string etag_of(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+std::string content_range(std::uint64_t first, std::uint64_t length, std::uint64_t size) {
+    return "bytes " + std::to_string(first) + "-" + std::to_string(first + length - 1) + "/" + std::to_string(size);
+}
+
+std::optional<std::uint64_t> parse_number(std::string_view text) {
+    std::uint64_t value = 0;
+    const auto* end = text.data() + text.size();
+    const auto [stop, failure] = std::from_chars(text.data(), end, value);
+    if (failure != std::errc{} || stop != end || text.empty()) return std::nullopt;
+    return value;
+}
+
+transport::outgoing_response upstream_failure(const http::request_header<>& request, const error& failure) {
+    // The client's deadlines are error_kind::timeout (504); a URL the host policy refuses
+    // (invalid) is the remote side's fault here, not the client's: 502 like any upstream failure.
+    const auto status =
+        failure.kind == error_kind::invalid ? http::status::bad_gateway : transport::status_for(failure.kind);
+    return make_text_response(request, status, "the remote host holding this file failed: " + failure.message);
+}
+
+transport::outgoing_response busy(const http::request_header<>& request, std::string message) {
+    http::fields retry;
+    retry.set(http::field::retry_after, retry_after_seconds);
+    return make_text_response(request, http::status::service_unavailable, std::move(message), std::move(retry));
+}
+
+// Appends all of `bytes` to the open file `descriptor`.
+bool write_all(int descriptor, std::span<const char> bytes) {
+    while (!bytes.empty()) {
+        const ssize_t written = ::write(descriptor, bytes.data(), bytes.size());
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) return false;
+        bytes = bytes.subspan(static_cast<std::size_t>(written));
+    }
+    return true;
+}
+
+// What the remote host's headers promise, once checked against the catalog.
+struct head_plan {
+    bool whole = true;            // the whole file (200), else the range asked for (206)
+    std::uint64_t length = 0;     // body bytes to expect
+};
+
+}  // namespace
+
+struct remote_downloads::transfer {
+    catalog::file_record file;
+    http::request_header<> request;  // a copy: the session's is gone once it has handed it over
+    transport::responder respond;
+    std::shared_ptr<transport::relay_body> body;
+    std::optional<http_target::byte_range> range;  // what the client asked for, checked against file.size
+    bool keep_copy = false;                        // cache mode: keep the verified whole file
+    bool private_index = false;
+
+    // Checks the remote host's status and headers against the catalog; refusals become 502.
+    result<head_plan> check_head(const remote::fetch_response& head) const;
+    transport::outgoing_response streamed_response(const head_plan& plan) const;
+    void run(remote::http_client& client, const storage::blob_store& blobs);
+};
+
+result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_response& head) const {
+    // The catalog's URL, not the storage host's: a signed URL must not reach the client.
+    const auto& url = *file.remote_url;
+    const auto length = parse_number(head.header("content-length"));
+    if (head.status == 200) {
+        if (!length) {
+            return make_error(error_kind::upstream,
+                              url + " answered without a Content-Length; the index will not relay a body whose "
+                                    "length it cannot check");
+        }
+        if (*length != file.size) {
+            return make_error(error_kind::upstream, url + " announces " + std::to_string(*length) + " bytes but " +
+                                                        file.filename + " has " + std::to_string(file.size) +
+                                                        " bytes in the index; the asset changed since it was "
+                                                        "registered, so register it again");
+        }
+        return head_plan{true, file.size};
+    }
+    if (head.status == 206 && range) {
+        const auto expected = content_range(range->first, range->length, file.size);
+        if (head.header("content-range") != expected || !length || *length != range->length) {
+            return make_error(error_kind::upstream, url + " answered the range with Content-Range '" +
+                                                        std::string(head.header("content-range")) + "' where '" +
+                                                        expected + "' was due");
+        }
+        return head_plan{false, range->length};
+    }
+    if (head.status == 416) {
+        return make_error(error_kind::upstream, url + " holds fewer bytes than the index recorded (" +
+                                                    std::to_string(file.size) + "); the asset changed since it was "
+                                                                               "registered");
+    }
+    return make_error(error_kind::upstream, url + " answered HTTP " + std::to_string(head.status));
+}
+
+transport::outgoing_response remote_downloads::transfer::streamed_response(const head_plan& plan) const {
+    http::response<http::empty_body> response{plan.whole ? http::status::ok : http::status::partial_content,
+                                              request.version()};
+    response.set(http::field::server, "wheelhouse");
+    response.set(http::field::content_type, octet_stream);
+    response.set(http::field::etag, etag_of(file.sha256));
+    response.set(http::field::cache_control, private_index ? immutable_private : immutable_public);
+    response.set(http::field::accept_ranges, "bytes");
+    if (!plan.whole) response.set(http::field::content_range, content_range(range->first, range->length, file.size));
+    response.keep_alive(transport::wants_keep_alive(request));
+    response.content_length(plan.length);
+
+    std::ostringstream head;
+    head << response.base();
+    transport::outgoing_response out;
+    out.status = response.result_int();
+    out.body_bytes = plan.length;
+    out.prepared.head = std::move(head).str();
+    out.prepared.keep_alive = response.keep_alive();
+    out.stream = body;
+    return out;
+}
+
+void remote_downloads::transfer::run(remote::http_client& client, const storage::blob_store& blobs) {
+    const auto& url = *file.remote_url;
+    remote::fetch_request fetch;
+    fetch.url = url;
+    if (range) {
+        fetch.headers.emplace_back("Range", "bytes=" + std::to_string(range->first) + "-" +
+                                                std::to_string(range->first + range->length - 1));
+    }
+
+    bool head_sent = false;
+    std::optional<error> refusal;  // why the remote host's head was not relayed
+    head_plan plan;
+    std::uint64_t received = 0;
+    auto digest = crypto::hasher::create(crypto::hash_algorithm::sha256);
+    std::optional<storage::spool_file> spool;
+    transport::file_descriptor spool_file;
+    // Bytes go to the client in batches (a TLS record's worth each would cost a wake-up apiece).
+    // The last batch waits until the digest is known: the client's Content-Length is reached
+    // only with it, so a mismatch ends the connection short of a complete response.
+    std::string batch;
+    batch.reserve(batch_bytes);
+    auto last_push = std::chrono::steady_clock::now();
+    std::string held;
+
+    const auto on_head = [&](const remote::fetch_response& head) -> result<void> {
+        auto checked = check_head(head);
+        if (!checked) {
+            refusal = checked.error();
+            return checked.error();
+        }
+        plan = *checked;
+        if (plan.whole && keep_copy) {
+            if (auto created = blobs.create_spool(); created) {
+                spool_file = transport::file_descriptor(::open(created->path().c_str(), O_WRONLY | O_CLOEXEC));
+                if (spool_file) spool = std::move(created).value();
+            }
+            if (!spool) spdlog::warn("cache: no spool file for {}; serving it without keeping a copy", file.filename);
+        }
+        respond(streamed_response(plan));
+        head_sent = true;
+        return {};
+    };
+    const auto sink = [&](std::span<const char> bytes) -> result<void> {
+        // Checked on every chunk, not only when a batch is pushed: a slow remote host fills a
+        // batch in seconds, and a client that left should stop the fetch at once.
+        if (body->cancelled()) return make_error(error_kind::upstream, "the client closed the connection");
+        received += bytes.size();
+        if (received > plan.length) {
+            return make_error(error_kind::upstream, url + " sent more than the " + std::to_string(plan.length) +
+                                                        " bytes it announced");
+        }
+        if (plan.whole && digest) digest->update(std::string_view(bytes.data(), bytes.size()));
+        if (spool && !write_all(spool_file.get(), bytes)) {
+            spdlog::warn("cache: writing {} failed ({}); serving it without keeping a copy",
+                         spool->path().string(), std::strerror(errno));
+            spool_file.reset();
+            spool.reset();
+        }
+        batch.append(bytes.data(), bytes.size());
+        // A slow remote host still reaches the client (and a client that left is noticed) soon.
+        const auto now = std::chrono::steady_clock::now();
+        if (batch.size() < batch_bytes && now - last_push < batch_delay) return {};
+        last_push = now;
+        if (!held.empty() && !body->push(std::move(held))) {
+            return make_error(error_kind::upstream, "the client closed the connection");
+        }
+        held = std::move(batch);
+        batch = std::string();
+        batch.reserve(batch_bytes);
+        return {};
+    };
+
+    auto fetched = client.fetch_to(fetch, sink, on_head);
+    if (!head_sent) {
+        const auto failure = refusal ? *refusal
+                             : fetched ? make_error(error_kind::upstream, url + " sent no response")
+                                       : fetched.error();
+        spdlog::warn("proxy {}: {}", file.filename, failure.message);
+        respond(upstream_failure(request, failure));
+        return;
+    }
+    if (!fetched) {
+        if (!body->cancelled()) spdlog::warn("proxy {}: ended mid-body: {}", file.filename, fetched.error().message);
+        return body->fail();
+    }
+    if (received != plan.length) {
+        spdlog::warn("proxy {}: {} sent {} of the {} bytes it announced", file.filename, url, received, plan.length);
+        return body->fail();
+    }
+    if (plan.whole) {
+        const auto actual = digest ? digest->finish_hex() : std::string();
+        if (actual != file.sha256) {
+            spdlog::error("proxy {}: the bytes from {} have sha256 {} but the index holds {}; the client's "
+                          "connection was ended. Register the asset again if it was replaced on purpose",
+                          file.filename, url, actual, file.sha256);
+            return body->fail();
+        }
+    }
+    if (!held.empty() && !body->push(std::move(held))) return;
+    if (!batch.empty() && !body->push(std::move(batch))) return;
+    body->finish();
+
+    if (spool) {
+        spool_file.reset();
+        if (auto put = blobs.put_blob(file.sha256, spool->path()); !put) {
+            spdlog::warn("cache: keeping {} failed: {}", file.filename, put.error().message);
+        } else if (*put == storage::put_outcome::created) {
+            spdlog::info("cache: kept {} ({} bytes) from {}", file.filename, file.size, url);
+        }
+    }
+}
+
+remote_downloads::remote_downloads(const route_context& context, options settings)
+    : context_(context),
+      options_(settings),
+      threads_(std::max(1u, settings.max_transfers), std::max(1u, settings.max_transfers),
+               [](std::string_view what) { spdlog::error("proxy transfer: {}", what); }) {}
+
+remote_downloads::~remote_downloads() { stop(); }
+
+void remote_downloads::stop() {
+    std::set<std::shared_ptr<transfer>> running;
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        running = transfers_;
+    }
+    for (const auto& each : running) each->body->cancel();
+    threads_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
+}
+
+void remote_downloads::forget(const std::shared_ptr<transfer>& done) {
+    std::lock_guard lock(mutex_);
+    transfers_.erase(done);
+    active_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::optional<transport::outgoing_response> remote_downloads::serve(const http::request_header<>& request,
+                                                                    const catalog::file_record& file,
+                                                                    const transport::responder& respond) {
+    const bool private_index = context_.settings.private_index;
+    if (!file.remote_url || file.remote_url->empty()) {
+        return make_text_response(request, http::status::internal_server_error,
+                                  "the catalog marks " + file.filename + " as remote but holds no URL for it; "
+                                                                         "register it again");
+    }
+    if (file.mode == catalog::download_mode::redirect) {
+        // Only ever the catalog's URL: nothing from the request goes into Location.
+        http::fields headers;
+        headers.set(http::field::location, *file.remote_url);
+        headers.set(http::field::cache_control, private_index ? redirect_private : redirect_public);
+        return make_text_response(request, http::status::found, "the file is at " + *file.remote_url,
+                                  std::move(headers));
+    }
+
+    const std::string etag = etag_of(file.sha256);
+    http::fields headers;
+    headers.set(http::field::etag, etag);
+    headers.set(http::field::cache_control, private_index ? immutable_private : immutable_public);
+    headers.set(http::field::accept_ranges, "bytes");
+    if (const auto if_none_match = request[http::field::if_none_match];
+        !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, etag)) {
+        http::response<http::empty_body> response{http::status::not_modified, request.version()};
+        for (const auto& field : headers) response.set(field.name_string(), field.value());
+        response.keep_alive(transport::wants_keep_alive(request));
+        return transport::outgoing_response{http::message_generator(std::move(response)), 304, 0};
+    }
+
+    // Our ETag is the file's digest, so If-Range is decided here: the remote host's validators
+    // are its own and would never match.
+    http_target::range_decision decision;
+    const auto range = request[http::field::range];
+    const auto if_range = request[http::field::if_range];
+    if (!range.empty() && (if_range.empty() || if_range == etag)) decision = http_target::decide_range(range, file.size);
+    if (decision.outcome == http_target::range_outcome::unsatisfiable) {
+        headers.set(http::field::content_range, "bytes */" + std::to_string(file.size));
+        return make_text_response(request, http::status::range_not_satisfiable,
+                                  "the requested range lies outside the file's " + std::to_string(file.size) +
+                                      " bytes",
+                                  std::move(headers));
+    }
+    const bool partial = decision.outcome == http_target::range_outcome::partial;
+    if (request.method() == http::verb::head) {  // the catalog knows all a HEAD needs
+        http::response<http::empty_body> response{partial ? http::status::partial_content : http::status::ok,
+                                                  request.version()};
+        for (const auto& field : headers) response.set(field.name_string(), field.value());
+        response.set(http::field::server, "wheelhouse");
+        response.set(http::field::content_type, octet_stream);
+        if (partial) {
+            response.set(http::field::content_range,
+                         content_range(decision.range.first, decision.range.length, file.size));
+        }
+        response.content_length(partial ? decision.range.length : file.size);
+        response.keep_alive(transport::wants_keep_alive(request));
+        const unsigned code = response.result_int();
+        return transport::outgoing_response{http::message_generator(std::move(response)), code, 0};
+    }
+    if (context_.remote == nullptr) {
+        return make_text_response(request, http::status::bad_gateway,
+                                  "this file's bytes are at " + *file.remote_url +
+                                      " and this server has no client for remote hosts configured");
+    }
+
+    auto job = std::make_shared<transfer>();
+    job->file = file;
+    job->request = request;
+    job->respond = respond;
+    job->body = std::make_shared<transport::relay_body>(options_.buffer_bytes);
+    if (partial) job->range = decision.range;
+    job->keep_copy = file.mode == catalog::download_mode::cache;
+    job->private_index = private_index;
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) return busy(request, "the server is shutting down; try again shortly");
+        if (active_.load(std::memory_order_relaxed) >= options_.max_transfers) {
+            return busy(request, "all " + std::to_string(options_.max_transfers) +
+                                     " proxied downloads are in progress; try again in a few seconds");
+        }
+        transfers_.insert(job);
+        active_.fetch_add(1, std::memory_order_relaxed);
+    }
+    auto* client = context_.remote;
+    const auto* blobs = &context_.blobs;
+    const bool submitted = threads_.try_submit([this, job, client, blobs] {
+        job->run(*client, *blobs);
+        forget(job);
+    });
+    if (!submitted) {
+        forget(job);
+        return busy(request, "the server is shutting down; try again shortly");
+    }
+    return std::nullopt;
+}
+
+}  // namespace wheelhouse::app

@@ -1,0 +1,67 @@
+#pragma once
+// Downloads of files whose bytes live at a remote URL (GitHub Release assets):
+//   redirect  302 to the catalog's remote_url; no byte passes through us
+//   proxy     streamed from remote_url through the server, Range passed on, the whole file's
+//             SHA-256 checked before its last bytes go out
+//   cache     as proxy, and a whole, verified copy is kept in the blob store for next time
+// Proxied transfers run a blocking http_client fetch each on one of a bounded set of threads;
+// the client's socket pulls from a bounded queue, so a slow client slows the remote host
+// instead of filling our memory. A failure after the headers ends the client's connection.
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "wheelhouse/app/route_context.hpp"
+#include "wheelhouse/catalog/records.hpp"
+#include "wheelhouse/concurrency/worker_pool.hpp"
+#include "wheelhouse/transport/request_handler.hpp"
+
+namespace wheelhouse::app {
+
+class remote_downloads {
+public:
+    struct options {
+        unsigned max_transfers = 16;          // proxied downloads at once; more get 503
+        std::size_t buffer_bytes = 4u << 20;  // per transfer, between the remote host and the client
+    };
+
+    remote_downloads(const route_context& context, options settings);
+    // stop().
+    ~remote_downloads();
+    remote_downloads(const remote_downloads&) = delete;
+    remote_downloads& operator=(const remote_downloads&) = delete;
+
+    // Answers a download of `file` (a remote mode). Returns the response, or nullopt when
+    // `respond` has been taken and is called later from a transfer thread.
+    // Thread safety: any I/O thread; never blocks.
+    std::optional<transport::outgoing_response> serve(const http::request_header<>& request,
+                                                      const catalog::file_record& file,
+                                                      const transport::responder& respond);
+
+    // Transfers in progress, for /metrics and tests. Thread safety: any thread.
+    std::size_t active_transfers() const noexcept { return active_.load(std::memory_order_relaxed); }
+
+    // Cancels every transfer (their clients' connections end) and joins the threads. A transfer
+    // waiting on a silent remote host returns at the client's read deadline.
+    // Thread safety: any thread but a transfer's; idempotent.
+    void stop();
+
+private:
+    struct transfer;
+
+    void forget(const std::shared_ptr<transfer>& done);
+
+    const route_context& context_;
+    options options_;
+    std::atomic<std::size_t> active_{0};
+    std::mutex mutex_;  // guards transfers_ and stopping_
+    std::set<std::shared_ptr<transfer>> transfers_;
+    bool stopping_ = false;
+    concurrency::worker_pool threads_;
+};
+
+}  // namespace wheelhouse::app

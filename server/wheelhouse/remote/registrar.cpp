@@ -1,0 +1,351 @@
+#include "wheelhouse/remote/registrar.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/ingest/range_cache.hpp"
+#include "wheelhouse/ingest/wheel_validation.hpp"
+#include "wheelhouse/ingest/zip_tail.hpp"
+#include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/remote/github_release.hpp"
+
+namespace wheelhouse::remote {
+namespace {
+
+struct content_range {
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+    std::uint64_t total = 0;
+};
+
+// "bytes 100-199/1000"
+std::optional<content_range> parse_content_range(std::string_view text) {
+    if (!text.starts_with("bytes ")) return std::nullopt;
+    text.remove_prefix(6);
+    content_range range;
+    const char* at = text.data();
+    const char* end = text.data() + text.size();
+    auto read = [&](std::uint64_t& value, char stop) {
+        auto [next, code] = std::from_chars(at, end, value);
+        if (code != std::errc{} || (stop != '\0' && (next == end || *next != stop)) || (stop == '\0' && next != end)) {
+            return false;
+        }
+        at = stop == '\0' ? next : next + 1;
+        return true;
+    };
+    if (!read(range.first, '-') || !read(range.last, '/') || !read(range.total, '\0')) return std::nullopt;
+    if (range.first > range.last || range.last >= range.total) return std::nullopt;
+    return range;
+}
+
+bool is_sha256_hex(std::string_view text) {
+    return text.size() == 64 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+std::string lower(std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+}
+
+// An upstream answer that is not the asset: the status says whose fault it is.
+error status_error(unsigned status, std::string_view url) {
+    const std::string where = "the asset URL " + std::string(url);
+    if (status == 404 || status == 410) {
+        return invalid(where + " answered " + std::to_string(status) + ": there is no such asset; check the URL");
+    }
+    if (status == 401 || status == 403) {
+        return invalid(where + " answered " + std::to_string(status) +
+                       ": the asset is not public; only assets that can be downloaded without credentials can be registered");
+    }
+    return make_error(error_kind::upstream, where + " answered " + std::to_string(status) + "; try again later");
+}
+
+// Per registration: the asset's requests and what they transferred.
+class asset_reader {
+public:
+    // `url` names the asset in messages; its bytes come from `fetch_url` with `headers` (the
+    // API's asset URL and token for a private repository), or from `url` itself.
+    asset_reader(http_client& client, std::string url, std::string fetch_url, header_list headers)
+        : client_(client), url_(std::move(url)), fetch_url_(fetch_url.empty() ? url_ : std::move(fetch_url)),
+          headers_(std::move(headers)) {}
+
+    // The final bytes and the total size, from a suffix Range request.
+    result<std::pair<std::uint64_t, std::string>> probe_tail(std::uint64_t tail_size) {
+        auto response = ranged(tail_size, "bytes=-" + std::to_string(tail_size), fetch_url_, headers_);
+        if (!response) {
+            if (response.error().kind == error_kind::too_large) {
+                ignored_range_ = true;
+                return make_error(error_kind::upstream,
+                                  "the server of " + url_ + " ignored the Range request and began sending the whole "
+                                  "file (200, not 206): with a digest given, the wheel's parts are not worth "
+                                  "downloading all of it. Register it without --sha256 (it is then read once, whole, "
+                                  "and checked as an upload), from a host that supports Range requests, or upload it");
+            }
+            return response.error();
+        }
+        // Later ranges go straight to where the redirects led (GitHub's signed storage URL).
+        read_url_ = response->final_url.empty() ? url_ : response->final_url;
+        if (response->status == 200) {  // a small file sent whole: that is the asset
+            const auto size = response->body.size();
+            total_ = size;
+            return std::pair{std::uint64_t{size}, std::move(response->body)};
+        }
+        auto range = parse_content_range(response->header("content-range"));
+        if (!range || range->last + 1 != range->total || response->body.size() != range->last - range->first + 1) {
+            return make_error(error_kind::upstream, "the server of " + url_ + " answered the Range request with " +
+                                                        "Content-Range \"" + std::string(response->header("content-range")) +
+                                                        "\" and " + std::to_string(response->body.size()) +
+                                                        " bytes, which do not describe the file's end");
+        }
+        total_ = range->total;
+        return std::pair{range->total, std::move(response->body)};
+    }
+
+    result<std::string> read(std::uint64_t offset, std::uint64_t length) {
+        const auto last = offset + length - 1;
+        auto response = ranged(length, "bytes=" + std::to_string(offset) + "-" + std::to_string(last), read_url_, {});
+        if (!response) return response.error();
+        auto range = parse_content_range(response->header("content-range"));
+        if (response->status != 206 || !range || range->first != offset || range->last != last ||
+            range->total != total_ || response->body.size() != length) {
+            return make_error(error_kind::upstream,
+                              "the server of " + url_ + " answered a request for bytes " + std::to_string(offset) + "-" +
+                                  std::to_string(last) + " with status " + std::to_string(response->status) +
+                                  " and Content-Range \"" + std::string(response->header("content-range")) +
+                                  "\": it does not serve the ranges it was asked for, or the file changed");
+        }
+        return std::move(response->body);
+    }
+
+    // One pass over the whole asset: its sha256 and size; each chunk also goes to `copy`.
+    result<std::pair<std::string, std::uint64_t>> hash_all(const body_chunk_sink& copy = {}) {
+        auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
+        if (!hasher) return hasher.error();
+        std::uint64_t size = 0;
+        fetch_request request;
+        request.url = fetch_url_;
+        request.headers = headers_;
+        auto response = client_.fetch_to(
+            request,
+            [&](std::span<const char> chunk) -> result<void> {
+                hasher->update(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
+                size += chunk.size();
+                if (copy) return copy(chunk);
+                return {};
+            },
+            [&](const fetch_response& head) -> result<void> {
+                if (head.status != 200) return status_error(head.status, url_);
+                return {};
+            });
+        ++requests_;
+        if (!response) return response.error();
+        bytes_ += response->bytes_read;
+        if (response->status != 200) return status_error(response->status, url_);
+        return std::pair{hasher->finish_hex(), size};
+    }
+
+    bool ignored_range() const noexcept { return ignored_range_; }
+    std::uint64_t bytes() const noexcept { return bytes_; }
+    std::uint64_t requests() const noexcept { return requests_; }
+
+private:
+    result<fetch_response> ranged(std::uint64_t length, std::string range, const std::string& url,
+                                  const header_list& headers) {
+        fetch_request request;
+        request.url = url;
+        request.headers = headers;
+        request.headers.emplace_back("Range", std::move(range));
+        request.headers.emplace_back("Accept-Encoding", "identity");
+        request.max_body = length;
+        auto response = client_.fetch(request);
+        ++requests_;
+        if (!response) return response.error();
+        bytes_ += response->bytes_read;
+        if (response->status != 206 && response->status != 200) return status_error(response->status, url_);
+        return response;
+    }
+
+    http_client& client_;
+    std::string url_;
+    std::string fetch_url_;
+    header_list headers_;
+    std::string read_url_;
+    std::uint64_t total_ = 0;
+    bool ignored_range_ = false;
+    std::uint64_t bytes_ = 0;
+    std::uint64_t requests_ = 0;
+};
+
+}  // namespace
+
+std::string_view to_string(registration_outcome outcome) noexcept {
+    switch (outcome) {
+        case registration_outcome::added: return "added";
+        case registration_outcome::present: return "present";
+        case registration_outcome::rejected: return "rejected";
+    }
+    return "rejected";
+}
+
+std::string_view to_string(digest_source source) noexcept {
+    switch (source) {
+        case digest_source::none: return "none";
+        case digest_source::request: return "request";
+        case digest_source::github_api: return "github_api";
+        case digest_source::computed: return "computed";
+    }
+    return "none";
+}
+
+registration_report registrar::register_asset(const registration_request& request) {
+    registration_report report;
+    report.url = request.url;
+    report.mode = request.mode.value_or(settings_.default_mode);
+    auto reject = [&](error failure) {
+        report.outcome = registration_outcome::rejected;
+        report.failure = std::move(failure);
+        return report;
+    };
+    if (report.mode == catalog::download_mode::local) {
+        return reject(invalid("mode 'local' is for uploaded files; a remote asset is served by redirect, proxy or cache"));
+    }
+
+    auto filename = url_filename(request.url);
+    if (!filename) return reject(filename.error());
+    report.filename = *filename;
+    auto wheel = pep427::parse_wheel_filename(*filename);
+    if (!wheel) {
+        return reject(invalid("the URL does not end in a wheel's filename: " + *filename + ": " + wheel.error().message));
+    }
+    if (auto allowed = client_.settings().policy.check_url(request.url); !allowed) return reject(allowed.error());
+
+    if (request.sha256) {
+        if (!is_sha256_hex(*request.sha256)) {
+            return reject(invalid("sha256 \"" + *request.sha256 + "\" is not 64 hexadecimal digits"));
+        }
+        report.sha256 = lower(*request.sha256);
+        report.sha256_source = request.sha256_source;
+        // Already there: answered before any request to the host (unless asked to verify).
+        if (!request.verify) {
+            auto existing = ingester_.find_existing(*filename, report.sha256);
+            if (!existing) return reject(existing.error());
+            if (*existing) {
+                report.outcome = registration_outcome::present;
+                report.size = (*existing)->file.size;
+                report.mode = (*existing)->file.mode;
+                report.file = std::move((*existing)->file);
+                return report;
+            }
+        }
+    }
+
+    asset_reader reader(client_, request.url, request.fetch_url, request.fetch_headers);
+    auto record_traffic = [&] {
+        report.bytes_transferred = reader.bytes();
+        report.requests = reader.requests();
+    };
+    // A little past the largest end a zip can have (libzip reads one byte more than the end
+    // records), so that one request usually holds the directory and the dist-info files too.
+    constexpr std::uint64_t probe_size = ingest::zip_tail_size + 4096;
+    auto tail = reader.probe_tail(probe_size);
+    if (!tail && reader.ignored_range() && report.sha256.empty()) {
+        // The whole asset has to be read for its sha256 anyway: read it once, into a spool
+        // file, and check it as an upload is checked (RECORD's hashes included).
+        auto spool = ingester_.store().create_spool();
+        if (!spool) return reject(spool.error());
+        std::ofstream out(spool->path(), std::ios::binary | std::ios::trunc);
+        auto hashed = reader.hash_all([&](std::span<const char> chunk) -> result<void> {
+            out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+            if (!out) return make_error(error_kind::internal, "writing " + spool->path().string() + " failed");
+            return {};
+        });
+        out.close();
+        record_traffic();
+        if (!hashed) return reject(hashed.error());
+        report.sha256 = hashed->first;
+        report.sha256_source = digest_source::computed;
+        report.size = hashed->second;
+        auto whole = ingest::validate_wheel(spool->path(), *wheel, settings_.limits);
+        if (!whole) return reject(whole.error());
+        return finish(std::move(report), *wheel, *whole, request);
+    }
+    if (!tail) {
+        record_traffic();
+        return reject(tail.error());
+    }
+    report.size = tail->first;
+    ingest::range_cache cache(report.size, [&](std::uint64_t offset, std::uint64_t length) { return reader.read(offset, length); });
+    const std::uint64_t tail_offset = report.size - tail->second.size();
+    cache.seed(tail_offset, std::move(tail->second));
+    auto validated = ingest::validate_remote_wheel(cache, *wheel, settings_.limits);
+    record_traffic();
+    if (!validated) return reject(validated.error());
+
+    // The digest: given, else GitHub's for a release asset, else the bytes themselves.
+    if (report.sha256.empty() && request.ask_github) {
+        if (auto download = parse_release_download_url(request.url, github_.settings().api_url)) {
+            auto found = github_.release_by_tag(download->repository, download->tag);
+            if (!found) return reject(found.error());
+            for (const auto& asset : found->assets) {
+                if (asset.name != download->filename) continue;
+                if (asset.size != report.size) {
+                    return reject(make_error(error_kind::upstream,
+                                             "GitHub's API says " + asset.name + " is " + std::to_string(asset.size) +
+                                                 " bytes, but its download is " + std::to_string(report.size) +
+                                                 " bytes; was the asset replaced? Try again"));
+                }
+                if (asset.sha256) {
+                    report.sha256 = *asset.sha256;
+                    report.sha256_source = digest_source::github_api;
+                }
+            }
+        }
+    }
+    const bool stream = report.sha256.empty() || request.verify;
+    if (stream) {
+        auto hashed = reader.hash_all();
+        record_traffic();
+        if (!hashed) return reject(hashed.error());
+        if (hashed->second != report.size) {
+            return reject(make_error(error_kind::upstream, "the asset's download held " + std::to_string(hashed->second) +
+                                                               " bytes, but its Range answers said " +
+                                                               std::to_string(report.size) + "; it changed or the server lies"));
+        }
+        if (!report.sha256.empty() && hashed->first != report.sha256) {
+            return reject(invalid("the asset's bytes hash to sha256 " + hashed->first + ", but the digest from " +
+                                  std::string(to_string(report.sha256_source)) + " is " + report.sha256 +
+                                  ": the asset is not what its digest says; nothing was registered"));
+        }
+        if (report.sha256.empty()) report.sha256_source = digest_source::computed;
+        report.sha256 = hashed->first;
+    }
+
+    return finish(std::move(report), *wheel, *validated, request);
+}
+
+registration_report registrar::finish(registration_report report, const pep427::wheel_filename& wheel,
+                                      const ingest::validated_wheel& validated, const registration_request& request) {
+    ingest::remote_file remote;
+    remote.url = request.url;
+    remote.mode = report.mode;
+    remote.sha256 = report.sha256;
+    remote.size = report.size;
+    remote.uploaded_by = request.actor;
+    auto registered = ingester_.register_remote(wheel, validated, remote);
+    if (!registered) {
+        report.outcome = registration_outcome::rejected;
+        report.failure = registered.error();
+        return report;
+    }
+    report.outcome = registered->outcome == ingest::ingest_outcome::created ? registration_outcome::added
+                                                                             : registration_outcome::present;
+    report.mode = registered->file.mode;
+    report.file = std::move(registered->file);
+    return report;
+}
+
+}  // namespace wheelhouse::remote

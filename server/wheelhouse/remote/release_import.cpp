@@ -1,0 +1,58 @@
+#include "wheelhouse/remote/release_import.hpp"
+
+#include <algorithm>
+
+#include "wheelhouse/pep427/wheel_filename.hpp"
+
+namespace wheelhouse::remote {
+
+std::size_t import_report::count(registration_outcome outcome) const {
+    return static_cast<std::size_t>(
+        std::count_if(wheels.begin(), wheels.end(), [&](const registration_report& report) { return report.outcome == outcome; }));
+}
+
+result<import_report> import_release(github_api& github, registrar& registrar, const import_request& request) {
+    auto found = github.release_by_tag(request.repository, request.tag);
+    if (!found) return found.error();
+    import_report report;
+    report.release_id = found->id;
+    for (const auto& asset : found->assets) {
+        if (!asset.name.ends_with(".whl")) {
+            report.skipped.push_back(asset.name);
+            continue;
+        }
+        if (request.may_register) {
+            if (auto wheel = pep427::parse_wheel_filename(asset.name)) {
+                if (auto allowed = request.may_register(wheel->normalized_name); !allowed) {
+                    registration_report refused;
+                    refused.url = asset.download_url;
+                    refused.filename = asset.name;
+                    refused.failure = allowed.error();
+                    report.wheels.push_back(std::move(refused));
+                    continue;
+                }
+            }
+        }
+        registration_request one;
+        one.url = asset.download_url;
+        if (asset.sha256) {
+            one.sha256 = asset.sha256;
+            one.sha256_source = digest_source::github_api;
+        }
+        one.ask_github = false;  // the listing just said what GitHub knows
+        if (!github.settings().token.empty()) {
+            // A private repository's asset downloads only through the API, with the token.
+            one.fetch_url = release_asset_api_url(github.settings().api_url, request.repository, asset.id);
+            one.fetch_headers = {{"Accept", "application/octet-stream"},
+                                 {"Authorization", "Bearer " + github.settings().token}};
+        }
+        one.mode = request.mode;
+        one.verify = request.verify;
+        one.actor = request.actor;
+        auto registered = registrar.register_asset(one);
+        report.wheels.push_back(std::move(registered));
+    }
+    return report;
+}
+
+}  // namespace wheelhouse::remote

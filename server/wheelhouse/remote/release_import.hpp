@@ -1,0 +1,40 @@
+#pragma once
+// Imports a whole GitHub release: lists its assets through the REST API (every page) and
+// registers each .whl with the registrar, GitHub's digest as its sha256 where there is one.
+// Other assets (source archives, checksums) are listed as skipped.
+//
+// Thread safety: as registrar; blocking.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheelhouse/remote/github_api.hpp"
+#include "wheelhouse/remote/registrar.hpp"
+
+namespace wheelhouse::remote {
+
+struct import_request {
+    repository_name repository;
+    std::string tag;
+    std::optional<catalog::download_mode> mode;
+    bool verify = false;
+    std::optional<std::string> actor;
+    // Whether the caller may add files to `project` (normalised); an error rejects that wheel.
+    std::function<result<void>(std::string_view project)> may_register;
+};
+
+struct import_report {
+    std::int64_t release_id = 0;
+    std::vector<registration_report> wheels;
+    std::vector<std::string> skipped;  // asset names that are not wheels
+
+    std::size_t count(registration_outcome outcome) const;
+};
+
+// An error only when the release cannot be listed (not_found, unavailable for the rate limit,
+// upstream); each wheel's own failure is in its report.
+result<import_report> import_release(github_api& github, registrar& registrar, const import_request& request);
+
+}  // namespace wheelhouse::remote
