@@ -271,6 +271,9 @@ def test_upstream_failures_are_502(remote_index, fake_github, tmp_path):
     fake_github.set_fault(wheel.name, status=503)
     assert urllib_error_body(file_url(server, wheel))[0] == 502
     assert not any((server.data_dir / "blobs").rglob(sha256_of(wheel)))
+    # Operators see the remote host failing on /metrics, one count per failed transfer.
+    metrics = urllib.request.urlopen(f"{server.url}metrics", timeout=10).read().decode()
+    assert "\nwheelhouse_proxy_upstream_errors_total 2\n" in metrics
 
 
 def test_bytes_that_disagree_with_the_digest_end_the_connection(remote_index, fake_github, tmp_path):

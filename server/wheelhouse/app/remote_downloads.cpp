@@ -94,7 +94,8 @@ struct remote_downloads::transfer {
     // Checks the remote host's status and headers against the catalog; refusals become 502.
     result<head_plan> check_head(const remote::fetch_response& head) const;
     transport::outgoing_response streamed_response(const head_plan& plan) const;
-    void run(remote::http_client& client, const storage::blob_store& blobs);
+    // Upstream failures (before or after the head) are counted in `metrics`.
+    void run(remote::http_client& client, const storage::blob_store& blobs, metrics::server_metrics& metrics);
 };
 
 result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_response& head) const {
@@ -155,7 +156,8 @@ transport::outgoing_response remote_downloads::transfer::streamed_response(const
     return out;
 }
 
-void remote_downloads::transfer::run(remote::http_client& client, const storage::blob_store& blobs) {
+void remote_downloads::transfer::run(remote::http_client& client, const storage::blob_store& blobs,
+                                    metrics::server_metrics& metrics) {
     const auto& url = *file.remote_url;
     remote::fetch_request fetch;
     fetch.url = url;
@@ -233,15 +235,20 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
                              : fetched ? make_error(error_kind::upstream, url + " sent no response")
                                        : fetched.error();
         spdlog::warn("proxy {}: {}", file.filename, failure.message);
+        metrics.record_proxy_upstream_error();
         respond(upstream_failure(request, failure));
         return;
     }
     if (!fetched) {
-        if (!body->cancelled()) spdlog::warn("proxy {}: ended mid-body: {}", file.filename, fetched.error().message);
+        if (!body->cancelled()) {
+            spdlog::warn("proxy {}: ended mid-body: {}", file.filename, fetched.error().message);
+            metrics.record_proxy_upstream_error();
+        }
         return body->fail();
     }
     if (received != plan.length) {
         spdlog::warn("proxy {}: {} sent {} of the {} bytes it announced", file.filename, url, received, plan.length);
+        metrics.record_proxy_upstream_error();
         return body->fail();
     }
     if (plan.whole) {
@@ -250,6 +257,7 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
             spdlog::error("proxy {}: the bytes from {} have sha256 {} but the index holds {}; the client's "
                           "connection was ended. Register the asset again if it was replaced on purpose",
                           file.filename, url, actual, file.sha256);
+            metrics.record_proxy_upstream_error();
             return body->fail();
         }
     }
@@ -378,8 +386,9 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
     }
     auto* client = context_.remote;
     const auto* blobs = &context_.blobs;
-    const bool submitted = threads_.try_submit([this, job, client, blobs] {
-        job->run(*client, *blobs);
+    auto* metrics = &context_.metrics;
+    const bool submitted = threads_.try_submit([this, job, client, blobs, metrics] {
+        job->run(*client, *blobs, *metrics);
         forget(job);
     });
     if (!submitted) {
