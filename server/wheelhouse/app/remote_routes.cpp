@@ -203,36 +203,36 @@ void remote_routes::handle(transport::incoming_request request, const http_targe
         remote::registrar registrar(*context_.remote, ingester_, github, settings);
 
         auto response = [&]() -> outgoing_response {
-        if (importing) {
-            auto imported = remote::import_release(github, registrar, release);
-            if (!imported) {
-                return json_error(header, imported.error());
+            if (importing) {
+                auto imported = remote::import_release(github, registrar, release);
+                if (!imported) {
+                    return json_error(header, imported.error());
+                } else {
+                    json::array files;
+                    for (const auto& report : imported->wheels) files.push_back(report_json(report));
+                    json::array skipped;
+                    for (const auto& name : imported->skipped) skipped.push_back(json::string(name));
+                    return json_answer(
+                        header, http::status::ok,
+                        json::object{{"repository", release.repository.owner + "/" + release.repository.name},
+                                     {"tag", release.tag},
+                                     {"release_id", imported->release_id},
+                                     {"added", imported->count(remote::registration_outcome::added)},
+                                     {"present", imported->count(remote::registration_outcome::present)},
+                                     {"rejected", imported->count(remote::registration_outcome::rejected)},
+                                     {"files", std::move(files)},
+                                     {"skipped", std::move(skipped)}});
+                }
             } else {
-                json::array files;
-                for (const auto& report : imported->wheels) files.push_back(report_json(report));
-                json::array skipped;
-                for (const auto& name : imported->skipped) skipped.push_back(json::string(name));
-                return json_answer(
-                    header, http::status::ok,
-                    json::object{{"repository", release.repository.owner + "/" + release.repository.name},
-                                 {"tag", release.tag},
-                                 {"release_id", imported->release_id},
-                                 {"added", imported->count(remote::registration_outcome::added)},
-                                 {"present", imported->count(remote::registration_outcome::present)},
-                                 {"rejected", imported->count(remote::registration_outcome::rejected)},
-                                 {"files", std::move(files)},
-                                 {"skipped", std::move(skipped)}});
+                auto report = registrar.register_asset(one);
+                if (report.failure && report.failure->kind == error_kind::internal) {
+                    spdlog::error("registering {}: {}", report.url, report.failure->message);
+                }
+                const auto status = report.outcome == remote::registration_outcome::added     ? http::status::created
+                                    : report.outcome == remote::registration_outcome::present ? http::status::ok
+                                                                                               : transport::status_for(report.failure->kind);
+                return json_answer(header, status, report_json(report));
             }
-        } else {
-            auto report = registrar.register_asset(one);
-            if (report.failure && report.failure->kind == error_kind::internal) {
-                spdlog::error("registering {}: {}", report.url, report.failure->message);
-            }
-            const auto status = report.outcome == remote::registration_outcome::added     ? http::status::created
-                                : report.outcome == remote::registration_outcome::present ? http::status::ok
-                                                                                           : transport::status_for(report.failure->kind);
-            return json_answer(header, status, report_json(report));
-        }
         }();
         if (response.status < 300) {
             if (auto used = tokens_.mark_used(token); !used) spdlog::warn("token '{}': {}", token, used.error().message);
