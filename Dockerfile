@@ -11,9 +11,13 @@ WORKDIR /src
 # Everything but what .dockerignore leaves out (build trees, tests, benchmarks, git).
 COPY . .
 # The release preset is the configuration the tests run (-O2; GCC 12 at -O3 warns falsely);
-# ccache in a cache mount makes rebuilds of the image quick.
+# ccache in a cache mount makes rebuilds of the image quick. A build on a host that has just
+# compiled the same tree can lend it its cache instead (the container test does):
+#   podman build --build-arg CCACHE_DIR=/host-ccache -v "$HOME/.cache/ccache:/host-ccache" ...
+ARG CCACHE_DIR=/root/.cache/ccache
 RUN --mount=type=cache,target=/root/.cache/ccache \
-    cmake --preset release -DWHEELHOUSE_TESTS=OFF -DWHEELHOUSE_BENCH=OFF \
+    export CCACHE_DIR="$CCACHE_DIR" CCACHE_BASEDIR=/src CCACHE_NOHASHDIR=1 \
+ && cmake --preset release -DWHEELHOUSE_TESTS=OFF -DWHEELHOUSE_BENCH=OFF \
  && cmake --build --preset release --target wheelhouse \
  && strip build/release/server/wheelhouse
 

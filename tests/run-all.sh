@@ -19,4 +19,12 @@ for preset in release asan; do
 done
 
 export WHEELHOUSE_BIN="$PWD/build/release/server/wheelhouse"
+# The container tests build the image with podman, which needs local Debian base images here (no
+# registry): shared/tools/container-setup.sh beside the clone makes them. Without it, or with
+# WHEELHOUSE_CONTAINER_TESTS=0, they are skipped and say why.
+container_setup=../shared/tools/container-setup.sh
+if [[ ${WHEELHOUSE_CONTAINER_TESTS:-} != 0 && -f $container_setup ]]; then
+  bash "$container_setup"
+  export WHEELHOUSE_CONTAINER_TESTS=1
+fi
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e
