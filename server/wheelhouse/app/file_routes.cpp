@@ -10,7 +10,7 @@
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
-#include "wheelhouse/transport/file_range_body.hpp"
+#include "wheelhouse/transport/file_descriptor.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -95,15 +95,13 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
         const unsigned code = response.result_int();
         return {http::message_generator(std::move(response)), code, 0};
     }
-    http::response<transport::file_range_body> response{status, request.version()};
-    for (const auto& field : headers) response.set(field.name_string(), field.value());
-    response.set(http::field::server, "wheelhouse");
-    response.set(http::field::content_type, content_type);
-    response.body().file = std::make_shared<transport::file_descriptor>(std::move(file));
-    response.body().offset = offset;
-    response.body().length = length;
-    response.keep_alive(transport::wants_keep_alive(request));
-    return transport::finish(std::move(response));
+    http::response<http::empty_body> head{status, request.version()};
+    head.set(http::field::server, "wheelhouse");
+    for (const auto& field : headers) head.set(field.name_string(), field.value());
+    head.set(http::field::content_type, content_type);
+    head.keep_alive(transport::wants_keep_alive(request));
+    return transport::make_file_response(
+        std::move(head), {std::make_shared<transport::file_descriptor>(std::move(file)), offset, length});
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
-#include "wheelhouse/transport/file_range_body.hpp"
+#include "wheelhouse/transport/file_descriptor.hpp"
 #include "wheelhouse/transport/relay_body.hpp"
 #include "wheelhouse/transport/responses.hpp"
 

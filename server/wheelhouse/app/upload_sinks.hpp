@@ -9,7 +9,7 @@
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
-#include "wheelhouse/transport/file_range_body.hpp"
+#include "wheelhouse/transport/file_descriptor.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 #include "wheelhouse/upload/multipart_parser.hpp"
 

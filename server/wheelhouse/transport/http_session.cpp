@@ -1,6 +1,10 @@
 #include "wheelhouse/transport/http_session.hpp"
 
 #include <array>
+#include <cerrno>
+
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 
 #include <spdlog/spdlog.h>
 
@@ -226,7 +230,16 @@ void http_session::do_write_prepared() {
     // Most pages fit in the socket's send buffer: write now, and wait for the socket (under the
     // write deadline) only for what did not fit. The socket is non-blocking (see the constructor).
     error_code first_try;
-    const std::size_t written = stream_.socket().write_some(buffers, first_try);
+    std::size_t written = 0;
+    if (response_->file) {
+        // MSG_MORE: the head waits for the file's first bytes and leaves in the same segment.
+        const ssize_t sent = ::send(stream_.socket().native_handle(), prepared.head.data(), prepared.head.size(),
+                                    MSG_MORE | MSG_NOSIGNAL);
+        if (sent >= 0) written = static_cast<std::size_t>(sent);
+        else first_try = error_code(errno, boost::system::system_category());
+    } else {
+        written = stream_.socket().write_some(buffers, first_try);
+    }
     if (first_try && first_try != net::error::would_block && first_try != net::error::try_again) {
         fail(first_try, "write");
         return do_close();
@@ -238,7 +251,8 @@ void http_session::do_write_prepared() {
     net::async_write(stream_, rest, [self = shared_from_this()](error_code ec, std::size_t) {
         if (ec) {
             self->fail(ec, "write");
-            return self->response_->stream ? self->abort_stream() : self->do_close();
+            const bool body_follows = self->response_->stream || self->response_->file;
+            return body_follows ? self->abort_response() : self->do_close();
         }
         self->after_prepared_head();
     });
@@ -246,7 +260,64 @@ void http_session::do_write_prepared() {
 
 void http_session::after_prepared_head() {
     if (response_->stream) return do_write_stream();
+    if (response_->file) return do_send_file();
     finish_request();
+}
+
+void http_session::do_send_file() {
+    auto& span = *response_->file;
+    // One turn sends at most this much, then lets the thread's other connections have their turn.
+    constexpr std::uint64_t turn_bytes = 4 * 1024 * 1024;
+    std::uint64_t turn_left = turn_bytes;
+    while (span.length > 0) {
+        if (turn_left == 0) {
+            net::post(stream_.get_executor(), [self = shared_from_this()] { self->do_send_file(); });
+            return;
+        }
+        auto offset = static_cast<off_t>(span.offset);
+        const auto want = static_cast<std::size_t>(std::min(span.length, turn_left));
+        const ssize_t sent = ::sendfile(stream_.socket().native_handle(), span.file->get(), &offset, want);
+        if (sent > 0) {
+            const auto bytes = static_cast<std::uint64_t>(sent);
+            span.offset += bytes;
+            span.length -= bytes;
+            turn_left -= bytes;
+            continue;
+        }
+        if (sent < 0 && errno == EINTR) continue;
+        if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return wait_to_send_file();
+        if (sent == 0) {
+            spdlog::error("{} {} {}: the file ended {} bytes short of its length; closing", peer_, log_method_,
+                          log_target_, span.length);
+        } else {
+            fail(error_code(errno, boost::system::system_category()), "sendfile");
+        }
+        return abort_response();
+    }
+    finish_request();
+}
+
+void http_session::wait_to_send_file() {
+    // The socket's buffer is full: wait for the client to read, at most the write deadline.
+    stream_wait_.expires_after(limits_.write_timeout);
+    stream_wait_.async_wait([weak = weak_from_this()](error_code ec) {
+        auto self = weak.lock();
+        // Re-armed since (the socket was writable in time, and the next wait began): not ours.
+        if (ec || !self || self->stream_wait_.expiry() > std::chrono::steady_clock::now()) return;
+        spdlog::debug("{} {} {}: the client read nothing for {} s; closing", self->peer_, self->log_method_,
+                      self->log_target_,
+                      std::chrono::duration_cast<std::chrono::seconds>(self->limits_.write_timeout).count());
+        error_code ignored;
+        self->stream_.socket().cancel(ignored);
+    });
+    stream_.socket().async_wait(tcp::socket::wait_write, [self = shared_from_this()](error_code ec) {
+        self->stream_wait_.cancel();
+        if (ec) {
+            self->fail(ec, "write");
+            return self->abort_response();
+        }
+        self->do_send_file();
+    });
 }
 
 void http_session::do_write_stream() {
@@ -259,7 +330,7 @@ void http_session::do_write_stream() {
                                      [self = shared_from_this()](error_code ec, std::size_t bytes) {
                                          if (ec) {
                                              self->fail(ec, "write");
-                                             return self->abort_stream();
+                                             return self->abort_response();
                                          }
                                          self->response_->stream->consume(bytes);
                                          self->do_write_stream();
@@ -269,7 +340,7 @@ void http_session::do_write_stream() {
         case body_source::state::finished: return finish_request();
         case body_source::state::failed:
             spdlog::debug("{} {} {}: the body failed after its headers; closing", peer_, log_method_, log_target_);
-            return abort_stream();
+            return abort_response();
     }
 }
 
@@ -281,19 +352,19 @@ void http_session::wait_for_stream() {
         if (ec == net::error::operation_aborted) return self->do_write_stream();
         spdlog::warn("{} {} {}: no body bytes for {} s; closing", self->peer_, self->log_method_, self->log_target_,
                      std::chrono::duration_cast<std::chrono::seconds>(self->limits_.write_timeout).count());
-        self->abort_stream();
+        self->abort_response();
     });
     response_->stream->on_ready([weak = weak_from_this()] {
         if (auto self = weak.lock()) net::post(self->stream_.get_executor(), [self] { self->stream_wait_.cancel(); });
     });
 }
 
-void http_session::abort_stream() {
+void http_session::abort_response() {
     // Closing short of Content-Length tells the client the body is incomplete.
     const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                              request_started_);
     log_.record(peer_, log_method_, log_target_, response_->status, response_->body_bytes, elapsed);
-    response_->stream->cancel();
+    if (response_->stream) response_->stream->cancel();
     do_close();
 }
 

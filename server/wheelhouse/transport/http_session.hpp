@@ -47,14 +47,17 @@ private:
     void after_prepared_head();
     void do_write_stream();
     void wait_for_stream();
-    void abort_stream();
+    void do_send_file();
+    void wait_to_send_file();
+    void abort_response();
     void finish_request();
     void do_close();
     void discard_body() noexcept;
     void fail(error_code ec, const char* what);
 
     beast::tcp_stream stream_;
-    // Holds the session while a streamed body's producer has nothing ready, and bounds that wait.
+    // Holds the session while a streamed body's producer has nothing ready, and bounds that wait;
+    // bounds the wait for a full socket while a file is sent.
     net::steady_timer stream_wait_;
     beast::flat_buffer buffer_;
     request_handler& handler_;

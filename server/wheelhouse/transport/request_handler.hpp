@@ -14,6 +14,7 @@
 
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/transport/body_source.hpp"
+#include "wheelhouse/transport/file_descriptor.hpp"
 #include "wheelhouse/transport/net.hpp"
 
 namespace wheelhouse::transport {
@@ -27,6 +28,14 @@ struct prepared_response {
     bool keep_alive = true;
 };
 
+// Bytes of an open file that follow a prepared head: the session sends them with sendfile(2),
+// from the page cache to the socket without passing through the server's memory.
+struct file_span {
+    std::shared_ptr<file_descriptor> file;  // shared so the response stays copyable
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
+
 // A response ready to be written, with what the access log needs to know of it.
 struct outgoing_response {
     std::optional<http::message_generator> message;  // empty for a prepared response
@@ -35,6 +44,8 @@ struct outgoing_response {
     prepared_response prepared{};  // written when `message` is empty
     // With a prepared head (and no prepared body): the body, pulled as it is produced.
     std::shared_ptr<body_source> stream{};
+    // With a prepared head (and no prepared body): the body, sent from a file.
+    std::optional<file_span> file{};
 };
 
 // Where a streamed body goes as it arrives (an upload's spool file, through a multipart

@@ -1,6 +1,7 @@
 #include "wheelhouse/transport/responses.hpp"
 
 #include <charconv>
+#include <sstream>
 
 namespace wheelhouse::transport {
 namespace {
@@ -56,6 +57,19 @@ outgoing_response make_shared_response(const http::request_header<>& request, ht
     response.keep_alive(wants_keep_alive(request));
     response.body() = std::move(body);
     return finish(std::move(response));
+}
+
+outgoing_response make_file_response(http::response<http::empty_body> head, file_span body) {
+    head.content_length(body.length);
+    std::ostringstream text;
+    text << head.base();  // Beast's own serialisation: status line, fields, blank line
+    outgoing_response out;
+    out.status = head.result_int();
+    out.body_bytes = body.length;
+    out.prepared.head = std::move(text).str();
+    out.prepared.keep_alive = head.keep_alive();
+    if (body.length > 0) out.file = std::move(body);
+    return out;
 }
 
 outgoing_response make_prepared_response(const http::request_header<>& request, http::status status,

@@ -40,6 +40,10 @@ outgoing_response make_prepared_response(const http::request_header<>& request, 
                                          std::span<const header_field> fields,
                                          std::shared_ptr<const std::string> body);
 
+// A response with `head`'s status and fields (Content-Length set here) whose body is `body`,
+// sent from the file by the session; `body` is left out when its length is 0 (HEAD, say).
+outgoing_response make_file_response(http::response<http::empty_body> head, file_span body);
+
 // A plain-text message for people and curl: "404 Not Found: no project named 'x'".
 outgoing_response make_text_response(const http::request_header<>& request, http::status status,
                                      std::string message, http::fields extra = {});

@@ -1,5 +1,7 @@
 #include "wheelhouse/transport/server.hpp"
 
+#include <csignal>
+
 #include <spdlog/spdlog.h>
 
 namespace wheelhouse::transport {
@@ -27,6 +29,9 @@ server::server(server_options options, request_handler& handler)
       listener_(std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), handler, options_.limits,
                                            registry_, log_)),
       drain_timer_(*contexts_.front()) {
+    // sendfile(2) has no MSG_NOSIGNAL: a client that hangs up mid-download must be an EPIPE for
+    // its own session, not a signal that ends the process.
+    ::signal(SIGPIPE, SIG_IGN);
     // A context with no connection yet must not return from run().
     for (const auto& context : contexts_) keep_running_.push_back(net::make_work_guard(*context));
 }
