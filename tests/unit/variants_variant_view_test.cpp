@@ -141,6 +141,19 @@ TEST_CASE("variant view: ties go to the build pip would take, whatever the input
         std::reverse(windows.begin(), windows.end());
     }
 
+    // an exact torch build beats a lower bound, though PEP 440 puts the longer label above it
+    auto exact_and_bound = file_records_for({
+        "sageattention-2.2.0+cu130torch2.11-cp39-abi3-win_amd64.whl",
+        "sageattention-2.2.0+cu130torch2.11.0andhigher-cp39-abi3-win_amd64.whl",
+    });
+    for (int turn = 0; turn < 2; ++turn) {
+        CHECK(listed(exact_and_bound, "torch2.11") ==
+              std::set<std::string>{"sageattention-2.2.0+cu130torch2.11-cp39-abi3-win_amd64.whl"});
+        CHECK(listed(exact_and_bound, "cu130-torch2.12") ==
+              std::set<std::string>{"sageattention-2.2.0+cu130torch2.11.0andhigher-cp39-abi3-win_amd64.whl"});
+        std::reverse(exact_and_bound.begin(), exact_and_bound.end());
+    }
+
     // rebuilds of one variant under plain build numbers: the later build, as pip would
     const auto rebuilt = file_records_for({
         "nunchaku-1.0.0+torch2.10-1-cp312-cp312-linux_x86_64.whl",
