@@ -56,7 +56,7 @@ TEST_CASE("server: a variant index lists one best fit per build slot and every p
                                           {{http::field::accept, json_type}});
         REQUIRE(response.result_int() == 200);
         CHECK(response[http::field::content_type] == json_type);
-        CHECK(response[http::field::vary] == "Accept");
+        CHECK(response[http::field::vary] == "Accept, User-Agent");
         const auto page = parse_json(response);
         CHECK(page.at("name") == "flash-attn");
         CHECK(page.at("versions") == boost::json::array{"2.8.3+cu130sm89torch2.10.0"});
