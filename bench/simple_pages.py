@@ -291,7 +291,7 @@ NGINX_SERVER = """    server {{
         default_type "{content_type}";
         # The same caching headers wheelhouse sends, so both answers carry alike headers.
         add_header Cache-Control "{cache_control}";
-        add_header Vary Accept;
+        add_header Vary "Accept, User-Agent";
     }}
 """
 

@@ -215,6 +215,45 @@ def test_simple_pages_are_cached_and_revalidated_by_etag(front, tmp_path):
     assert sum(' 200 ' in line for line in lines) == 2  # one JSON, one HTML: the hit never reached it
 
 
+def test_old_pip_has_its_own_cache_entry_and_other_user_agents_share_one(front, tmp_path):
+    nginx, backend, token, cert = front
+    wheel = build_wheel(tmp_path, "kernels", "2.1.0")
+    status, body = curl("--cacert", str(cert), "-u", f"__token__:{token}", "-T", str(wheel),
+                        nginx.url + "api/v1/files/" + wheel.name)
+    assert status == 201, body
+
+    page = nginx.url + "simple/kernels/"
+    # Served from the cache, fresh or revalidated (wheelhouse's max-age here is one second).
+    from_cache = {"HIT", "REVALIDATED", "STALE", "UPDATING"}
+
+    def ask(user_agent: str):
+        _, headers, body = fetch(page, cert, {"Accept": PIP_ACCEPT, "User-Agent": user_agent})
+        return headers, body
+
+    modern, json_body = ask("pip/25.1.1 {\"python\": \"3.13.1\"}")
+    assert modern["X-Cache-Status"] == "MISS" and modern["Content-Type"] == "application/vnd.pypi.simple.v1+json"
+    assert modern["Vary"] == "Accept, User-Agent"  # wheelhouse's answer reaches the client as it is
+    # Another User-Agent on the same side of pip 23.2 is the same entry, whatever nginx makes of Vary.
+    for user_agent in ("pip/24.0 {\"python\": \"3.11.2\"}", "uv/0.6.0", "pip/23.10.0"):
+        shared, body = ask(user_agent)
+        assert shared["X-Cache-Status"] in from_cache, user_agent
+        assert body == json_body
+    # pip before 23.2 reads core metadata only from HTML: its own entry, shared by all such pips.
+    old, html_body = ask("pip/23.1.2 {\"python\": \"3.11.2\"}")
+    assert old["X-Cache-Status"] == "MISS" and old["Content-Type"] == "application/vnd.pypi.simple.v1+html"
+    for user_agent in ("pip/22.3.1 {}", "pip/9.0.1", "pip/23.0"):
+        older, body = ask(user_agent)
+        assert older["X-Cache-Status"] in from_cache, user_agent
+        assert body == html_body
+    deadline = time.monotonic() + 5
+    lines: list[str] = []
+    while time.monotonic() < deadline:  # the access log is flushed once a second
+        lines = [line for line in backend.access_lines(settle=0.5) if '"GET /simple/kernels/' in line]
+        if sum(' 200 ' in line for line in lines) >= 2:
+            break
+    assert sum(' 200 ' in line for line in lines) == 2, "\n".join(lines)  # one JSON, one HTML
+
+
 def test_metrics_are_for_this_host_only_and_files_stream(front, tmp_path):
     nginx, _, token, cert = front
     status, _, body = fetch(nginx.url + "metrics", cert)  # the test runs on the allowed loopback

@@ -36,11 +36,11 @@ std::string wire_bytes(transport::outgoing_response& response) {
 // What a page response was before it was written by hand: Beast's fields and serializer.
 transport::outgoing_response beast_page_response(const http::request_header<>& request, const app::rendered_page& page,
                                                  std::string_view content_type, std::string_view cache_control,
-                                                 bool vary_accept, bool current) {
+                                                 bool negotiated, bool current) {
     http::fields headers;
     headers.set(http::field::etag, page.etag);
     headers.set(http::field::cache_control, cache_control);
-    if (vary_accept) headers.set(http::field::vary, "Accept");
+    if (negotiated) headers.set(http::field::vary, "Accept, User-Agent");
     if (current) {
         http::response<http::empty_body> response{http::status::not_modified, request.version()};
         response.set(http::field::server, "wheelhouse");
@@ -59,7 +59,7 @@ TEST_CASE("page response: the hand-written head is byte for byte Beast's", "[pag
     for (const auto method : {http::verb::get, http::verb::head}) {
         for (const unsigned version : {10u, 11u}) {
             for (const char* connection : {"", "close", "keep-alive"}) {
-                for (const bool vary_accept : {true, false}) {
+                for (const bool negotiated : {true, false}) {
                     for (const char* if_none_match : {"", "\"other\"", "\"0123456789abcdef0123456789abcdef\""}) {
                         http::request_header<> request;
                         request.method(method);
@@ -67,13 +67,13 @@ TEST_CASE("page response: the hand-written head is byte for byte Beast's", "[pag
                         request.target("/simple/flash-attn/");
                         if (*connection) request.set(http::field::connection, connection);
                         if (*if_none_match) request.set(http::field::if_none_match, if_none_match);
-                        CAPTURE(method, version, connection, vary_accept, if_none_match);
+                        CAPTURE(method, version, connection, negotiated, if_none_match);
 
                         auto written = app::respond_with_page(request, page, "application/vnd.pypi.simple.v1+json",
-                                                              "max-age=60, public", vary_accept);
+                                                              "max-age=60, public", negotiated);
                         const bool current = std::string_view(if_none_match) == page.etag;
                         auto reference = beast_page_response(request, page, "application/vnd.pypi.simple.v1+json",
-                                                             "max-age=60, public", vary_accept, current);
+                                                             "max-age=60, public", negotiated, current);
                         CHECK_FALSE(written.message);  // the fast path was taken
                         CHECK(wire_bytes(written) == wire_bytes(reference));
                         CHECK(written.status == reference.status);

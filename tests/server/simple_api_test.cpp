@@ -26,7 +26,8 @@ TEST_CASE("server: an empty index answers both formats", "[server][simple]") {
     const auto html = server.get("/simple/");
     CHECK(html.result_int() == 200);
     CHECK(html[http::field::content_type] == "text/html; charset=utf-8");
-    CHECK(html[http::field::vary] == "Accept");
+    // pip before 23.2 gets HTML where others get JSON: the page depends on User-Agent too
+    CHECK(html[http::field::vary] == "Accept, User-Agent");
     CHECK_THAT(html.body(), Catch::Contains("<meta name=\"pypi:repository-version\" content=\"1.4\">"));
 
     const auto json = server.get("/simple/", {{http::field::accept, pip_accept}});
@@ -89,9 +90,11 @@ TEST_CASE("server: project pages list every file with what pip needs", "[server]
         const auto response = server.get("/simple/flash-attn/", {{http::field::accept, pip_accept},
                                                                  {http::field::user_agent, "pip/23.0.1 {}"}});
         CHECK(response[http::field::content_type] == "application/vnd.pypi.simple.v1+html");
+        CHECK(response[http::field::vary] == "Accept, User-Agent");
         const auto modern = server.get("/simple/flash-attn/", {{http::field::accept, pip_accept},
                                                                {http::field::user_agent, "pip/25.2 {}"}});
         CHECK(modern[http::field::content_type] == json_type);
+        CHECK(modern[http::field::vary] == "Accept, User-Agent");
     }
     SECTION("HEAD has the headers of GET and no body") {
         const auto get = server.get("/simple/flash-attn/");

@@ -56,7 +56,7 @@ TEST_CASE("server: a variant index lists one best fit per build slot and every p
                                           {{http::field::accept, json_type}});
         REQUIRE(response.result_int() == 200);
         CHECK(response[http::field::content_type] == json_type);
-        CHECK(response[http::field::vary] == "Accept");
+        CHECK(response[http::field::vary] == "Accept, User-Agent");
         const auto page = parse_json(response);
         CHECK(page.at("name") == "flash-attn");
         CHECK(page.at("versions") == boost::json::array{"2.8.3+cu130sm89torch2.10.0"});
@@ -257,7 +257,8 @@ TEST_CASE("server: the variant matrix API agrees with the pages it describes", "
             if (filename == cu130_sm89) reached_sm89.insert(name);
         }
     }
-    CHECK(reached_sm89 == std::set<std::string>{"cu130-torch2.10-sm89", "cu130-sm89", "torch2.10-sm89", "sm89"});
+    CHECK(reached_sm89 == std::set<std::string>{"cu13-torch2.10-sm89", "cu130-torch2.10-sm89", "cu13-sm89", "cu130-sm89",
+                                                "torch2.10-sm89", "sm89"});
 
     const auto pure = parse_json(server.get("/api/v1/projects/einops/variants"));
     const auto& einops_build = pure.at("versions").at(0).at("builds").at(0);

@@ -82,5 +82,13 @@ TEST_CASE("auth: Authorization headers that are refused, and why", "[auth]") {
         // A refusal never repeats a secret.
         CHECK_THAT(parsed.error().message, !Catch::Contains(token.substr(3, 10)));
         CHECK_THAT(parsed.error().message, !Catch::Contains("secret-value"));
+        // The log's reason repeats nothing of the header, not even a scheme name.
+        const auto reading = read_authorization(header);
+        REQUIRE_FALSE(reading.token);
+        CHECK(reading.token.error().message == parsed.error().message);
+        const std::string refusal(reading.refusal);
+        CHECK_FALSE(refusal.empty());
+        for (const char* sent : {"Digest", "Token", "wh_", "secret-value", "alice"})
+            CHECK_THAT(refusal, !Catch::Contains(sent));
     }
 }

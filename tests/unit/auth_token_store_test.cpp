@@ -53,6 +53,23 @@ TEST_CASE("token_store: unknown, revoked and expired tokens are refused alike", 
     auto expiring = f.tokens.create("short", auth::scope::upload, {}, std::chrono::seconds(0), "cli");
     REQUIRE(expiring);
     CHECK_FALSE(f.tokens.authenticate(expiring->secret));
+
+    // Only the server's log learns which it was, and the token's name, never its secret.
+    const std::pair<std::string, const char*> refusals[] = {
+        {"wh_" + std::string(43, 'A'), "unknown wheelhouse token"},
+        {created->secret, "token 'admin-1' is revoked"},
+        {expiring->secret, "token 'short' has expired"},
+        {"pypi-AgEIcHlwaS5vcmc", "a PyPI token (pypi-...), not a wheelhouse one"},
+        {"hunter2", "not shaped like a wheelhouse token (wh_...)"},
+    };
+    for (const auto& [secret, refusal] : refusals) {
+        CAPTURE(secret);
+        const auto checked = f.tokens.check(secret);
+        REQUIRE_FALSE(checked.grant);
+        CHECK(checked.grant.error().message == f.tokens.authenticate(secret).error().message);
+        CHECK(checked.refusal == refusal);
+    }
+    CHECK(f.tokens.check(created->secret).grant.error().message == unknown.error().message);
 }
 
 TEST_CASE("token_store: names are unique and checked; list shows every token", "[auth]") {

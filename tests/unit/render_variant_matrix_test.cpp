@@ -81,11 +81,13 @@ TEST_CASE("variant matrix: versions newest first, builds with their variant, sel
     CHECK(yanked.at("sha256").as_string() == std::string(64, 'a'));
     CHECK(yanked.at("url").as_string() == "https://index.example/files/" + std::string(64, 'a') +
                                   "/flash_attn-2.8.3%2Bcu128torch2.8-cp312-cp312-linux_x86_64.whl");
-    CHECK(yanked.at("selectors") == json::array{"cu128-torch2.8", "cu128", "torch2.8"});
+    // the CUDA major is a way to ask for it too, after the build's own spelling
+    CHECK(yanked.at("selectors") == json::array{"cu128-torch2.8", "cu12-torch2.8", "cu128", "torch2.8", "cu12"});
 
     const auto& sm120 = builds[1].as_object();
     CHECK(sm120.at("variant") == json::object{{"cuda", "13.0"}, {"sm", "12.0"}, {"torch", "2.10.0"}});
-    CHECK(sm120.at("selectors") == json::array{"cu130-torch2.10-sm120", "cu130-sm120", "torch2.10-sm120", "sm120"});
+    CHECK(sm120.at("selectors") == json::array{"cu130-torch2.10-sm120", "cu13-torch2.10-sm120", "cu130-sm120",
+                                               "torch2.10-sm120", "cu13-sm120", "sm120"});
     CHECK(sm120.at("yanked") == false);
     CHECK(sm120.at("requires_python").is_null());
 

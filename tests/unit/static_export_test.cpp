@@ -1,5 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
 #include "data_folder.hpp"
 #include "wheelhouse/render/simple_index.hpp"
 #include "wheelhouse/render/simple_pages.hpp"
@@ -155,6 +163,69 @@ TEST_CASE("static export: a quarantined project's files are neither listed nor c
     CHECK(exported->wheels == 0);
     CHECK_FALSE(std::filesystem::exists(place / "site" / "files"));
     CHECK_THAT(read_file(place / "site" / "simple" / "demo" / "index.html"), !Catch::Contains(file.filename));
+}
+
+TEST_CASE("static export: one snapshot, so a project deleted meanwhile leaves no dangling link", "[static_export]") {
+    data_folder data;
+    const auto alpha = data.add("alpha", "1.0");
+    const auto beta = data.add("beta", "1.0");
+    // Holds the export inside the copy of alpha's wheel, after it has read the project list:
+    // the blob becomes a FIFO that is filled only once beta is gone from the catalog.
+    const auto blob = data.store->blob_path(alpha.sha256);
+    const auto bytes = read_file(blob);
+    std::filesystem::remove(blob);
+    REQUIRE(::mkfifo(blob.c_str(), 0600) == 0);
+
+    std::string feeder_failure;  // Catch assertions belong to the main thread
+    std::thread feeder([&] {
+        // A write to a pipe the export gave up on must fail here, not kill the tests with SIGPIPE.
+        sigset_t pipe_signal;
+        sigemptyset(&pipe_signal);
+        sigaddset(&pipe_signal, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+        // Opening for writing succeeds once a reader has the FIFO open: wait for the export.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        int fifo = -1;
+        while ((fifo = ::open(blob.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+            if (errno != ENXIO || std::chrono::steady_clock::now() > deadline) {
+                feeder_failure = "the export never opened alpha's blob";
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        auto deleted = data.db->write_transaction([](sqlite::connection& db) -> result<void> {
+            auto files = db.execute("DELETE FROM files WHERE project_id = (SELECT id FROM projects WHERE name = 'beta')");
+            if (!files) return files;
+            return db.execute("DELETE FROM projects WHERE name = 'beta'");
+        });
+        if (!deleted) feeder_failure = deleted.error().message;
+        ::fcntl(fifo, F_SETFL, 0);  // blocking writes from here
+        for (std::size_t done = 0; done < bytes.size();) {
+            const auto written = ::write(fifo, bytes.data() + done, bytes.size() - done);
+            if (written <= 0) {
+                feeder_failure = "the export stopped reading alpha's blob";
+                break;
+            }
+            done += static_cast<std::size_t>(written);
+        }
+        ::close(fifo);
+    });
+    temp_dir place;
+    auto exported = static_export::export_site(*data.db, *data.store, place / "site", base("/"));
+    feeder.join();
+    INFO(feeder_failure);
+    REQUIRE(feeder_failure.empty());
+    const auto beta_now = data.db->files_of_project("beta");
+    REQUIRE(beta_now);
+    REQUIRE_FALSE(beta_now->has_value());  // beta really went meanwhile
+    INFO((exported ? std::string() : exported.error().message));
+    REQUIRE(exported);
+
+    // The export is the catalog as it was when the export began: beta listed, with its page.
+    CHECK(exported->projects == 2);
+    CHECK_THAT(read_file(place / "site" / "simple" / "index.html"), Catch::Contains("href=\"beta/\""));
+    CHECK_THAT(read_file(place / "site" / "simple" / "beta" / "index.html"), Catch::Contains(beta.filename));
+    CHECK(read_file(place / "site" / "files" / alpha.sha256 / alpha.filename) == bytes);
 }
 
 TEST_CASE("static export: refusals leave nothing at the target", "[static_export]") {

@@ -141,6 +141,19 @@ TEST_CASE("variant view: ties go to the build pip would take, whatever the input
         std::reverse(windows.begin(), windows.end());
     }
 
+    // an exact torch build beats a lower bound, though PEP 440 puts the longer label above it
+    auto exact_and_bound = file_records_for({
+        "sageattention-2.2.0+cu130torch2.11-cp39-abi3-win_amd64.whl",
+        "sageattention-2.2.0+cu130torch2.11.0andhigher-cp39-abi3-win_amd64.whl",
+    });
+    for (int turn = 0; turn < 2; ++turn) {
+        CHECK(listed(exact_and_bound, "torch2.11") ==
+              std::set<std::string>{"sageattention-2.2.0+cu130torch2.11-cp39-abi3-win_amd64.whl"});
+        CHECK(listed(exact_and_bound, "cu130-torch2.12") ==
+              std::set<std::string>{"sageattention-2.2.0+cu130torch2.11.0andhigher-cp39-abi3-win_amd64.whl"});
+        std::reverse(exact_and_bound.begin(), exact_and_bound.end());
+    }
+
     // rebuilds of one variant under plain build numbers: the later build, as pip would
     const auto rebuilt = file_records_for({
         "nunchaku-1.0.0+torch2.10-1-cp312-cp312-linux_x86_64.whl",
@@ -157,15 +170,18 @@ TEST_CASE("variant view: candidate selectors read back as themselves", "[variant
         std::vector<std::string> expected;
     };
     const row table[] = {
+        // the CUDA major is how a user of the family asks too, after the build's own spelling
         {"cu130sm89torch2.10.0",
-         {"cu130-torch2.10-sm89", "cu130-sm89", "cu130-torch2.10", "torch2.10-sm89", "cu130", "sm89", "torch2.10"}},
+         {"cu130-torch2.10-sm89", "cu13-torch2.10-sm89", "cu130-sm89", "cu130-torch2.10", "torch2.10-sm89",
+          "cu13-sm89", "cu13-torch2.10", "cu130", "sm89", "torch2.10", "cu13"}},
         {"cu12torch2.8cxx11abiTRUE",
          {"cu12-torch2.8-cxx11abi1", "cu12-cxx11abi1", "cu12-torch2.8", "torch2.8-cxx11abi1", "cu12", "cxx11abi1",
           "torch2.8"}},
         {"torch2.10", {"torch2.10"}},
         {"rocm6.4", {"rocm6.4"}},
         {"cpu", {"cpu"}},
-        {"cu130sm80.sm90", {"cu130-sm80", "cu130-sm90", "cu130", "sm80", "sm90"}},
+        {"cu130sm80.sm90", {"cu130-sm80", "cu130-sm90", "cu13-sm80", "cu13-sm90", "cu130", "sm80", "sm90", "cu13"}},
+        {"torch2.9.0andhigher", {"torch2.9"}},
         {"g1a2b3c4", {}},
         {"", {}},
     };
@@ -173,6 +189,37 @@ TEST_CASE("variant view: candidate selectors read back as themselves", "[variant
         CAPTURE(label);
         std::vector<std::string> names;
         for (const auto& candidate : variants::candidate_selectors(variants::decode_local_label(label))) {
+            names.push_back(candidate.canonical());
+            const auto reparsed = parse_selector(names.back());
+            REQUIRE(reparsed);
+            CHECK(reparsed->constraints == candidate.constraints);
+        }
+        CHECK(names == expected);
+    }
+}
+
+TEST_CASE("variant view: candidates include the family versions the project names", "[variants][variant_view]") {
+    const variants::family_versions named{{"11.8", "12", "12.6", "12.8", "13.0"}, {"2.7", "2.8", "2.9", "2.10", "2.11"}};
+    struct row {
+        const char* label;
+        std::vector<std::string> expected;
+    };
+    const row table[] = {
+        // a build for any CUDA 12 is asked for by whoever has CUDA 12.6 or 12.8
+        {"cu12torch2.8",
+         {"cu12-torch2.8", "cu126-torch2.8", "cu128-torch2.8", "cu12", "torch2.8", "cu126", "cu128"}},
+        // a torch lower bound is asked for by each later torch, never an earlier one
+        {"cu130torch2.9.0andhigher",
+         {"cu130-torch2.9", "cu13-torch2.9", "cu130-torch2.10", "cu130-torch2.11", "cu13-torch2.10",
+          "cu13-torch2.11", "cu130", "torch2.9", "cu13", "torch2.10", "torch2.11"}},
+        // an exact build only by its own versions
+        {"cu118torch2.7", {"cu118-torch2.7", "cu11-torch2.7", "cu118", "torch2.7", "cu11"}},
+        {"rocm6.4torch2.8", {"rocm6.4-torch2.8", "rocm6.4", "torch2.8"}},
+    };
+    for (const auto& [label, expected] : table) {
+        CAPTURE(label);
+        std::vector<std::string> names;
+        for (const auto& candidate : variants::candidate_selectors(variants::decode_local_label(label), named)) {
             names.push_back(candidate.canonical());
             const auto reparsed = parse_selector(names.back());
             REQUIRE(reparsed);
@@ -193,14 +240,42 @@ TEST_CASE("variant view: the selectors that really reach each build", "[variants
     };
     // the sm89 build is only what asks for sm89: without it, the build for every GPU wins
     CHECK(of("flash_attn-2.8.3+cu130sm89torch2.10.0-cp312-cp312-linux_x86_64.whl") ==
-          std::vector<std::string>{"cu130-torch2.10-sm89", "cu130-sm89", "torch2.10-sm89", "sm89"});
+          std::vector<std::string>{"cu130-torch2.10-sm89", "cu13-torch2.10-sm89", "cu130-sm89", "torch2.10-sm89",
+                                   "cu13-sm89", "sm89"});
     CHECK(of("flash_attn-2.8.3+cu130torch2.10-cp312-cp312-linux_x86_64.whl") ==
-          std::vector<std::string>{"cu130-torch2.10", "cu130", "torch2.10"});
-    // cu12 and torch2.8 alone are answered by the cu128 build, which names CUDA more precisely
+          std::vector<std::string>{"cu130-torch2.10", "cu13-torch2.10", "cu130", "torch2.10", "cu13"});
+    // cu12 and torch2.8 alone are answered by the cu128 build, which names CUDA more precisely;
+    // cu128 with the ABI by the build that names the ABI
     CHECK(of("flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl") ==
-          std::vector<std::string>{"cu12-torch2.8-cxx11abi1", "cu12-cxx11abi1", "torch2.8-cxx11abi1", "cxx11abi1"});
+          std::vector<std::string>{"cu12-torch2.8-cxx11abi1", "cu128-torch2.8-cxx11abi1", "cu12-cxx11abi1",
+                                   "torch2.8-cxx11abi1", "cu128-cxx11abi1", "cxx11abi1"});
+    CHECK(of("flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl") ==
+          std::vector<std::string>{"cu128-torch2.8", "cu12-torch2.8", "cu128", "torch2.8", "cu12"});
     CHECK(of("flash_attn-2.8.3-py3-none-any.whl").empty());
     // every answer is true: the view of each selector lists the build
+    for (std::size_t index = 0; index < files.size(); ++index) {
+        for (const auto& name : reach[index]) {
+            CAPTURE(files[index].filename, name);
+            CHECK(listed(files, name).count(files[index].filename) == 1);
+        }
+    }
+}
+
+TEST_CASE("variant view: a build is reached through its family's versions the project names",
+          "[variants][variant_view]") {
+    const auto files = file_records_for({
+        "sageattention-2.2.0+cu12torch2.9.0andhigher-cp39-abi3-win_amd64.whl",
+        "sageattention-2.1.0+cu126torch2.10-cp39-abi3-win_amd64.whl",
+        "sageattention-2.1.0+cu128torch2.11-cp39-abi3-win_amd64.whl",
+    });
+    const auto reach = variants::reaching_selectors(files);
+    REQUIRE(reach.size() == files.size());
+    const std::set<std::string> lower_bound(reach[0].begin(), reach[0].end());
+    for (const char* name : {"cu12", "cu126", "cu128", "torch2.9", "torch2.10", "torch2.11", "cu126-torch2.10",
+                             "cu128-torch2.11", "cu12-torch2.9"}) {
+        CAPTURE(name);
+        CHECK(lower_bound.count(name) == 1);
+    }
     for (std::size_t index = 0; index < files.size(); ++index) {
         for (const auto& name : reach[index]) {
             CAPTURE(files[index].filename, name);

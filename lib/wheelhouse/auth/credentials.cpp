@@ -27,19 +27,24 @@ constexpr std::string_view how_to = "use the username __token__ and the API toke
 
 }  // namespace
 
-result<presented_token> parse_authorization(std::string_view header_value) {
+authorization_reading read_authorization(std::string_view header_value) {
+    auto refuse = [](std::string_view reason, std::string message) {
+        return authorization_reading{unauthorized(std::move(message)), reason};
+    };
     header_value = trim(header_value);
-    if (header_value.empty()) return unauthorized("the Authorization header is empty: " + std::string(how_to));
+    if (header_value.empty())
+        return refuse("empty Authorization header", "the Authorization header is empty: " + std::string(how_to));
     const auto space = std::find_if(header_value.begin(), header_value.end(), is_whitespace);
     const std::string_view scheme(header_value.begin(), space);
     const auto credentials = trim(std::string_view(space, header_value.end()));
 
     if (equals_ignoring_case(scheme, "Bearer")) {
-        if (credentials.empty()) return unauthorized("the Bearer token is missing");
+        if (credentials.empty()) return refuse("Bearer without a token", "the Bearer token is missing");
         if (std::any_of(credentials.begin(), credentials.end(), is_whitespace)) {
-            return unauthorized("the Bearer token contains whitespace: send exactly one token");
+            return refuse("Bearer token with whitespace in it",
+                          "the Bearer token contains whitespace: send exactly one token");
         }
-        return presented_token{credential_scheme::bearer, std::string(credentials)};
+        return {presented_token{credential_scheme::bearer, std::string(credentials)}, {}};
     }
     if (!equals_ignoring_case(scheme, "Basic")) {
         // Name the scheme only when it looks like one: a bare token sent without a scheme
@@ -50,22 +55,31 @@ result<presented_token> parse_authorization(std::string_view header_value) {
                               });
         const std::string what = nameable ? "unsupported Authorization scheme '" + std::string(scheme) + "'"
                                           : std::string("the Authorization header has no Basic or Bearer scheme");
-        return unauthorized(what + ": " + std::string(how_to) + " (HTTP Basic), or send Authorization: Bearer <token>");
+        return refuse("Authorization scheme neither Basic nor Bearer",
+                      what + ": " + std::string(how_to) + " (HTTP Basic), or send Authorization: Bearer <token>");
     }
-    if (credentials.empty()) return unauthorized("the Basic credentials are missing: " + std::string(how_to));
+    if (credentials.empty())
+        return refuse("Basic without credentials", "the Basic credentials are missing: " + std::string(how_to));
     const auto decoded = base64_decode(credentials);
-    if (!decoded) return unauthorized("the Basic credentials are not valid base64");
+    if (!decoded) return refuse("Basic credentials not valid base64", "the Basic credentials are not valid base64");
     const std::string_view user_pass = *decoded;
     const auto colon = user_pass.find(':');
     if (colon == std::string_view::npos) {
-        return unauthorized("the Basic credentials have no ':' between username and password: " + std::string(how_to));
+        return refuse("Basic credentials without ':'",
+                      "the Basic credentials have no ':' between username and password: " + std::string(how_to));
     }
     if (user_pass.substr(0, colon) != token_username) {
-        return unauthorized("this index takes API tokens only: " + std::string(how_to));
+        return refuse("Basic username other than __token__",
+                      "this index takes API tokens only: " + std::string(how_to));
     }
     const auto password = user_pass.substr(colon + 1);
-    if (password.empty()) return unauthorized("the password is empty: " + std::string(how_to));
-    return presented_token{credential_scheme::basic, std::string(password)};
+    if (password.empty())
+        return refuse("Basic with an empty password", "the password is empty: " + std::string(how_to));
+    return {presented_token{credential_scheme::basic, std::string(password)}, {}};
+}
+
+result<presented_token> parse_authorization(std::string_view header_value) {
+    return read_authorization(header_value).token;
 }
 
 }  // namespace wheelhouse::auth

@@ -26,4 +26,13 @@ struct presented_token {
 // swapped username and password would otherwise see the token in a log).
 result<presented_token> parse_authorization(std::string_view header_value);
 
+// parse_authorization's answer and, when it refuses, why in fixed words for the server's log.
+// Unlike the client's message they repeat nothing the client sent, not even the scheme name: a
+// password pasted without "Basic " would be one.
+struct authorization_reading {
+    result<presented_token> token;
+    std::string_view refusal;  // empty when `token` holds one
+};
+authorization_reading read_authorization(std::string_view header_value);
+
 }  // namespace wheelhouse::auth

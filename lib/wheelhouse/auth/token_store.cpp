@@ -143,17 +143,21 @@ result<token_record> token_store::revoke(std::string_view name, std::string_view
     return revoked;
 }
 
-result<token_grant> token_store::authenticate(std::string_view secret) const {
+token_store::check_result token_store::check(std::string_view secret) const {
     const auto refused = make_error(error_kind::unauthorized,
                                     "the token is not valid here (unknown, expired or revoked); ask an admin for one "
                                     "made with `wheelhouse token create`");
     if (!looks_like_token(secret)) {
-        return make_error(error_kind::unauthorized,
-                          "that is not a wheelhouse token (they start with 'wh_'); use one made with "
-                          "`wheelhouse token create` as the password, with the username __token__");
+        // A fixed prefix is no secret, and tells an admin what CI is sending instead.
+        const auto* refusal = secret.starts_with("pypi-") ? "a PyPI token (pypi-...), not a wheelhouse one"
+                                                          : "not shaped like a wheelhouse token (wh_...)";
+        return {make_error(error_kind::unauthorized,
+                           "that is not a wheelhouse token (they start with 'wh_'); use one made with "
+                           "`wheelhouse token create` as the password, with the username __token__"),
+                refusal};
     }
     const auto hash = hash_secret(secret);
-    if (hash.empty()) return refused;
+    if (hash.empty()) return {refused, "the token could not be hashed"};
     std::optional<token_record> found;
     std::string stored_hash;
     auto read = catalog_.read_snapshot([&](sqlite::connection& db) -> result<void> {
@@ -168,11 +172,15 @@ result<token_grant> token_store::authenticate(std::string_view secret) const {
         }
         return {};
     });
-    if (!read) return read.error();
+    if (!read) return {read.error(), "the tokens could not be read: " + read.error().message};
     // The index found the row; the comparison that decides is constant-time all the same.
-    if (!found || !constant_time_equal(stored_hash, hash) || !found->usable_at(catalog::now_ms())) return refused;
-    return found->grant;
+    if (!found || !constant_time_equal(stored_hash, hash)) return {refused, "unknown wheelhouse token"};
+    if (found->revoked_ms) return {refused, "token '" + found->grant.name + "' is revoked"};
+    if (!found->usable_at(catalog::now_ms())) return {refused, "token '" + found->grant.name + "' has expired"};
+    return {found->grant, {}};
 }
+
+result<token_grant> token_store::authenticate(std::string_view secret) const { return check(secret).grant; }
 
 result<void> token_store::mark_used(std::string_view name) {
     return catalog_.write_transaction([&](sqlite::connection& db) -> result<void> {

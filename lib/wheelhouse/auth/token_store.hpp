@@ -49,6 +49,13 @@ public:
     // The grant of the token whose secret this is. unauthorized, with one message for unknown,
     // expired and revoked alike, so a prober learns nothing.
     result<token_grant> authenticate(std::string_view secret) const;
+    // authenticate()'s answer and, when it refuses, why for the server's log, which may say what
+    // the client must not learn: which of unknown, expired or revoked, and the token's name.
+    struct check_result {
+        result<token_grant> grant;
+        std::string refusal;  // never the secret
+    };
+    check_result check(std::string_view secret) const;
     // Records that the token was used now (for `token list` and the admin page).
     result<void> mark_used(std::string_view name);
 

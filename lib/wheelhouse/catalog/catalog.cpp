@@ -238,7 +238,11 @@ void catalog::give_back(std::unique_ptr<sqlite::connection> reader) const {
 result<std::vector<project_listing>> catalog::list_projects() const {
     auto reader = borrow_reader();
     if (!reader) return reader.error();
-    auto query = (*reader)->cached(
+    return read_project_list(**reader);
+}
+
+result<std::vector<project_listing>> read_project_list(sqlite::connection& db) {
+    auto query = db.cached(
         "SELECT p.id, p.name, p.display_name, p.status, p.status_reason, count(f.id), coalesce(max(f.upload_time_ms), 0) "
         "FROM projects p LEFT JOIN files f ON f.project_id = p.id GROUP BY p.id ORDER BY p.name");
     if (!query) return query.error();
@@ -259,16 +263,24 @@ result<std::optional<project_record>> catalog::find_project(std::string_view nam
 }
 
 result<std::optional<project_files>> catalog::files_of_project(std::string_view name) const {
-    auto reader = borrow_reader();
-    if (!reader) return reader.error();
+    std::optional<project_files> found;
     // One snapshot for the project and its files, so a page never shows half a write.
-    auto snapshot = sqlite::transaction::begin(**reader, sqlite::transaction_mode::deferred);
-    if (!snapshot) return snapshot.error();
-    auto project = select_project(**reader, name);
+    auto read = read_snapshot([&](sqlite::connection& db) -> result<void> {
+        auto files = read_project_files(db, name);
+        if (!files) return files.error();
+        found = std::move(*files);
+        return {};
+    });
+    if (!read) return read.error();
+    return found;
+}
+
+result<std::optional<project_files>> read_project_files(sqlite::connection& db, std::string_view name) {
+    auto project = select_project(db, name);
     if (!project) return project.error();
     if (!*project) return std::optional<project_files>();
     project_files found{std::move(**project), {}};
-    auto query = (*reader)->cached(files_by_project);
+    auto query = db.cached(files_by_project);
     if (!query) return query.error();
     (*query)->bind_text(1, name);
     for (;;) {
@@ -461,6 +473,10 @@ result<void> catalog::write_transaction(const std::function<result<void>(sqlite:
 result<void> catalog::read_snapshot(const std::function<result<void>(sqlite::connection&)>& work) const {
     auto reader = borrow_reader();
     if (!reader) return reader.error();
+    // Without a transaction each statement would read its own snapshot. It only reads, so
+    // ending it by rollback (the destructor's) is all the ending it needs.
+    auto snapshot = sqlite::transaction::begin(**reader, sqlite::transaction_mode::deferred);
+    if (!snapshot) return snapshot.error();
     return work(**reader);
 }
 

@@ -109,7 +109,9 @@ public:
     // Runs `work` inside a BEGIN IMMEDIATE transaction on the writer connection and commits if
     // it succeeds. No change listener is told: these tables back no page.
     result<void> write_transaction(const std::function<result<void>(sqlite::connection&)>& work);
-    // Runs `work` on a reader connection (one snapshot).
+    // Runs `work` on a reader connection inside one read transaction: every read it makes sees
+    // the same snapshot, whatever is written meanwhile. A long one keeps the WAL from being
+    // checkpointed past it until it ends.
     result<void> read_snapshot(const std::function<result<void>(sqlite::connection&)>& work) const;
 
     // ---- change notification ----
@@ -142,5 +144,10 @@ private:
     std::mutex listeners_mutex_;
     std::vector<std::shared_ptr<const change_listener>> listeners_;
 };
+
+// list_projects() and files_of_project() on a connection that read_snapshot() lends, so that
+// several of them see one snapshot (`wheelhouse export` reads the whole catalog so).
+result<std::vector<project_listing>> read_project_list(sqlite::connection& db);
+result<std::optional<project_files>> read_project_files(sqlite::connection& db, std::string_view name);
 
 }  // namespace wheelhouse::catalog

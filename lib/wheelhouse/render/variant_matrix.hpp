@@ -11,7 +11,7 @@
 //      {"filename": "...", "version": "2.8.3+cu130sm89torch2.10.0", "python_tag": "cp312",
 //       "abi_tag": "cp312", "platform_tag": "linux_x86_64", "build_tag": null,
 //       "variant": {"cuda": "13.0", "sm": "8.9", "torch": "2.10.0"},
-//       "selectors": ["cu130-torch2.10-sm89", "cu130-sm89", "torch2.10-sm89", "sm89"],
+//       "selectors": ["cu130-torch2.10-sm89", "cu13-torch2.10-sm89", "cu130-sm89", ..., "sm89"],
 //       "sha256": "...", "size": 123, "url": "/files/<sha256>/<filename>",
 //       "upload_time": "2025-07-01T12:00:00.000000Z", "requires_python": ">=3.9", "yanked": false}]}]}
 //
@@ -19,7 +19,9 @@
 // order; builds within one by filename. Axis values are as variants::to_json writes them, each
 // once, in natural order ("cp39" before "cp312", "2.9" before "2.10"); compressed tag sets and
 // fat binaries ("8.0,9.0") count once for each member. "variant" is variants::to_json, the same
-// decoding /simple/'s "_variant" and `wheelhouse inspect` show.
+// decoding /simple/'s "_variant" and `wheelhouse inspect` show. "selectors" is representative,
+// not exhaustive (variants::candidate_selectors): each one named lists the build, but a version
+// no build of the project names (cu126 for a "cu12" build) may reach it too.
 
 #include <span>
 #include <string>

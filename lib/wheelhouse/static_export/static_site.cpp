@@ -54,8 +54,14 @@ public:
         if (auto made = make_folder(folder); !made) return made;
         auto wheel = storage::copy_file_hashed(store_.blob_path(file.sha256), folder / file.filename, 0444);
         if (!wheel) {
-            return make_error(error_kind::internal, "cannot export " + file.filename + ": " + wheel.error().message +
-                                                        "; run `wheelhouse fsck`");
+            // The export reads one snapshot of the catalog, so a file deleted since is still in
+            // it, though its blob may be gone already.
+            const std::string_view next = wheel.error().kind == error_kind::not_found
+                                              ? "; if it was deleted during the export, export again, else run "
+                                                "`wheelhouse fsck`"
+                                              : "; run `wheelhouse fsck`";
+            return make_error(error_kind::internal,
+                              "cannot export " + file.filename + ": " + wheel.error().message + std::string(next));
         }
         if (wheel->sha256 != file.sha256) {
             return make_error(error_kind::internal, "cannot export " + file.filename + ": its blob hashes to " +
@@ -81,12 +87,50 @@ public:
         return {};
     }
 
+    void count_remote_link() { ++report_.remote_links; }
+
 private:
     const storage::blob_store& store_;
     std::filesystem::path root_;
     export_report& report_;
     std::set<std::string> copied_;
 };
+
+// A project's pages in every tree, and the wheels they link to.
+result<void> write_project(site_writer& writer, const storage::blob_store& store, const std::vector<index_tree>& trees,
+                           const render::link_options& links, catalog::project_files found) {
+    auto& [project, files] = found;
+    for (auto& file : files) {
+        if (held_locally(file, store)) {
+            file.mode = catalog::download_mode::local;  // links go to our copy under files/
+            continue;
+        }
+        // pip would look for "<remote URL>.metadata", which a release host does not have.
+        file.metadata_sha256.clear();
+        file.metadata_size = 0;
+    }
+    // The pages list no files of a quarantined project (PEP 792) and the server serves none.
+    if (project.status != catalog::project_status::quarantined) {
+        for (const auto& file : files) {
+            if (file.mode != catalog::download_mode::local) {
+                writer.count_remote_link();
+                continue;
+            }
+            if (auto copied = writer.copy_file(file); !copied) return copied;
+        }
+    }
+    for (const auto& tree : trees) {
+        const auto shown = render::index_files(files, tree.selector);
+        const auto folder = tree.folder / project.name;
+        if (auto written = writer.write_page(folder, "index.html", render::project_page_html(project, shown, links));
+            !written)
+            return written;
+        if (auto written = writer.write_page(folder, "index.json", render::project_page_json(project, shown, links));
+            !written)
+            return written;
+    }
+    return {};
+}
 
 }  // namespace
 
@@ -130,55 +174,33 @@ result<export_report> export_site(const catalog::catalog& catalog, const storage
     for (const auto& selector : options.variants)
         trees.push_back({root / "variants" / selector.canonical() / "simple", selector});
 
-    auto projects = catalog.list_projects();
-    if (!projects) return projects.error();
-    const auto listing = render::project_listings(*projects);
-    const auto list_html = render::project_list_html(listing);
-    const auto list_json = render::project_list_json(listing);
-    for (const auto& tree : trees) {
-        if (auto written = writer.write_page(tree.folder, "index.html", list_html); !written) return written.error();
-        if (auto written = writer.write_page(tree.folder, "index.json", list_json); !written) return written.error();
-    }
-
     render::link_options links;
     links.files_base = *files_base;
     links.remote_files_direct = true;
-    for (const auto& entry : *projects) {
-        auto found = catalog.files_of_project(entry.project.name);
-        if (!found) return found.error();
-        if (!*found) continue;  // deleted since the list was read
-        auto& [project, files] = **found;
-        ++report.projects;
-        for (auto& file : files) {
-            if (held_locally(file, store)) {
-                file.mode = catalog::download_mode::local;  // links go to our copy under files/
-                continue;
-            }
-            // pip would look for "<remote URL>.metadata", which a release host does not have.
-            file.metadata_sha256.clear();
-            file.metadata_size = 0;
-        }
-        // The pages list no files of a quarantined project (PEP 792) and the server serves none.
-        if (project.status != catalog::project_status::quarantined) {
-            for (const auto& file : files) {
-                if (file.mode != catalog::download_mode::local) {
-                    ++report.remote_links;
-                    continue;
-                }
-                if (auto copied = writer.copy_file(file); !copied) return copied.error();
-            }
-        }
+    // One snapshot for the whole export, so its list and its project pages agree however the
+    // catalog changes meanwhile (a project deleted between them would leave a dangling link).
+    auto written = catalog.read_snapshot([&](sqlite::connection& db) -> result<void> {
+        auto projects = catalog::read_project_list(db);
+        if (!projects) return projects.error();
+        const auto listing = render::project_listings(*projects);
+        const auto list_html = render::project_list_html(listing);
+        const auto list_json = render::project_list_json(listing);
         for (const auto& tree : trees) {
-            const auto shown = render::index_files(files, tree.selector);
-            const auto folder = tree.folder / project.name;
-            if (auto written = writer.write_page(folder, "index.html", render::project_page_html(project, shown, links));
-                !written)
-                return written.error();
-            if (auto written = writer.write_page(folder, "index.json", render::project_page_json(project, shown, links));
-                !written)
-                return written.error();
+            if (auto page = writer.write_page(tree.folder, "index.html", list_html); !page) return page;
+            if (auto page = writer.write_page(tree.folder, "index.json", list_json); !page) return page;
         }
-    }
+        for (const auto& entry : *projects) {
+            auto found = catalog::read_project_files(db, entry.project.name);
+            if (!found) return found.error();
+            if (!*found)  // listed in this very snapshot: cannot happen
+                return make_error(error_kind::internal, "project " + entry.project.name + " vanished mid-snapshot");
+            if (auto project = write_project(writer, store, trees, links, std::move(**found)); !project)
+                return project;
+            ++report.projects;
+        }
+        return {};
+    });
+    if (!written) return written.error();
     if (auto committed = staging->commit(); !committed) return committed.error();
     return report;
 }

@@ -14,8 +14,9 @@
 // The wheels are copied because a static host must serve the links it publishes; each copy is
 // checked against its sha256. Built in a temporary folder and renamed into place when done.
 //
-// Thread safety: runs on the caller's thread; safe beside a running server (each page is one
-// snapshot; a file added meanwhile is in its page and copied with it).
+// Thread safety: runs on the caller's thread; safe beside a running server. The whole export
+// is one snapshot of the catalog, so its pages agree with each other: what is written meanwhile
+// is not in it (and the WAL is not checkpointed past the snapshot until the export ends).
 
 #include <cstdint>
 #include <filesystem>

@@ -195,7 +195,11 @@ int specificity(const build_variant& file, const selector& wanted) noexcept {
     dimension(file.rocm.has_value(), want.rocm.has_value(), precision(file.rocm));
     dimension(file.cpu, want.cpu, 0);
     dimension(file.xpu, want.xpu, 0);
-    dimension(file.torch.has_value(), want.torch.has_value(), precision(file.torch) - (file.torch_and_higher ? 1 : 0));
+    // A build for this torch beats a lower bound that also runs on it, however precisely either
+    // is spelled: "2.11.0andhigher" must not outscore "2.11" by its extra part.
+    constexpr int exact_torch_bonus = 10;  // above any torch precision (at most 3 parts)
+    dimension(file.torch.has_value(), want.torch.has_value(),
+              precision(file.torch) + (file.torch_and_higher ? 0 : exact_torch_bonus));
     // A build for exactly this GPU beats a fat binary that also covers it.
     dimension(file.sm.has_value(), want.sm.has_value(), file.sm && file.sm->find(',') == std::string::npos ? 1 : 0);
     dimension(file.cxx11abi.has_value(), want.cxx11abi.has_value(), 0);

@@ -36,8 +36,8 @@ bool satisfies(const build_variant& file, const selector& wanted) noexcept;
 
 // How closely a fitting file matches: higher is better. Each constraint the file meets by
 // name counts, each machine property it pins that the selector leaves open counts against it,
-// and precision breaks ties. Used to keep one best fit among files that differ only in their
-// local label.
+// an exact torch build beats a torch lower bound, and precision breaks the remaining ties.
+// Used to keep one best fit among files that differ only in their local label.
 int specificity(const build_variant& file, const selector& wanted) noexcept;
 
 }  // namespace wheelhouse::variants

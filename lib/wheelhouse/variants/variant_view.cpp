@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -101,58 +102,116 @@ std::vector<std::size_t> listed_files(std::span<const file_record> files, const 
     return listed;
 }
 
-std::vector<selector> candidate_selectors(const build_variant& variant) {
-    if (!speaks_to_machine(variant)) return {};
-    build_variant accelerator;
-    accelerator.cuda = variant.cuda;
-    if (!variant.cuda) {
-        accelerator.rocm = variant.rocm;
-        if (!variant.rocm) {
-            accelerator.xpu = variant.xpu;
-            accelerator.cpu = !variant.xpu && variant.cpu;
-        }
+family_versions versions_named(std::span<const file_record> files) {
+    family_versions out;
+    for (const auto& file : files) {
+        if (file.variant.cuda) out.cuda.push_back(*file.variant.cuda);
+        if (file.variant.torch) out.torch.push_back(major_minor(*file.variant.torch));
     }
-    const bool has_accelerator = accelerator.cuda || accelerator.rocm || accelerator.cpu || accelerator.xpu;
-    // parse_selector refuses an SM beside ROCm, cpu or xpu; so must we.
-    std::vector<std::optional<std::string>> archs{std::nullopt};
-    if (variant.sm && (!has_accelerator || accelerator.cuda)) {
-        for (auto& arch : split_archs(*variant.sm)) archs.emplace_back(std::move(arch));
+    for (auto* list : {&out.cuda, &out.torch}) {
+        std::sort(list->begin(), list->end());
+        list->erase(std::unique(list->begin(), list->end()), list->end());
     }
+    return out;
+}
 
-    std::vector<selector> out;
-    for (const bool use_accelerator : {false, true}) {
-        if (use_accelerator && !has_accelerator) continue;
-        for (const bool use_torch : {false, true}) {
-            if (use_torch && !variant.torch) continue;
-            for (const auto& arch : archs) {
-                for (const bool use_abi : {false, true}) {
-                    if (use_abi && !variant.cxx11abi) continue;
-                    selector candidate;
-                    auto& c = candidate.constraints;
-                    if (use_accelerator) c = accelerator;
-                    if (use_torch) c.torch = major_minor(*variant.torch);
-                    c.sm = arch;
-                    if (use_abi) c.cxx11abi = variant.cxx11abi;
-                    if (word_count(c) > 0) out.push_back(std::move(candidate));
+std::vector<selector> candidate_selectors(const build_variant& variant, const family_versions& named) {
+    if (!speaks_to_machine(variant)) return {};
+    // The ways of asking about one axis that the build fits on its own, each marked when it is
+    // the family's spelling rather than the build's own (the first `own` asked); nullopt leaves
+    // the axis out of the selector.
+    struct way {
+        std::optional<build_variant> words;
+        bool borrowed = false;
+    };
+    auto fitting = [&variant](std::vector<build_variant> asked, std::size_t own) {
+        std::vector<way> out{{}};
+        for (std::size_t at = 0; at < asked.size(); ++at) {
+            const bool seen = std::any_of(out.begin(), out.end(), [&](const way& w) { return w.words == asked[at]; });
+            if (!seen && satisfies(variant, selector{asked[at]})) out.push_back({std::move(asked[at]), at >= own});
+        }
+        return out;
+    };
+
+    // The accelerator as the build names it, and for CUDA the family's other spellings: "cu12"
+    // for a cu128 build, and for a cu12 build each 12.x the project names ("cu128").
+    std::vector<build_variant> accelerators;
+    if (variant.cuda) {
+        std::vector<std::string> cudas{*variant.cuda, variant.cuda->substr(0, variant.cuda->find('.'))};
+        cudas.insert(cudas.end(), named.cuda.begin(), named.cuda.end());
+        for (auto& cuda : cudas) accelerators.emplace_back().cuda = std::move(cuda);
+    } else if (variant.rocm) {
+        accelerators.emplace_back().rocm = variant.rocm;
+    } else if (variant.xpu) {
+        accelerators.emplace_back().xpu = true;
+    } else if (variant.cpu) {
+        accelerators.emplace_back().cpu = true;
+    }
+    // torch major.minor, and for a lower bound each later torch the project names.
+    std::vector<build_variant> torches;
+    if (variant.torch) {
+        torches.emplace_back().torch = major_minor(*variant.torch);
+        for (const auto& torch : named.torch) torches.emplace_back().torch = torch;
+    }
+    // Each SM of a fat binary on its own; parse_selector refuses an SM beside ROCm, cpu or xpu.
+    std::vector<build_variant> archs;
+    if (variant.sm && (accelerators.empty() || variant.cuda)) {
+        for (auto& arch : split_archs(*variant.sm)) archs.emplace_back().sm = std::move(arch);
+    }
+    std::vector<build_variant> abis;
+    if (variant.cxx11abi) abis.emplace_back().cxx11abi = variant.cxx11abi;
+
+    constexpr auto all_own = std::numeric_limits<std::size_t>::max();
+    const auto accelerator_ways = fitting(std::move(accelerators), 1);
+    const auto torch_ways = fitting(std::move(torches), 1);
+    const auto arch_ways = fitting(std::move(archs), all_own);
+    const auto abi_ways = fitting(std::move(abis), all_own);
+
+    struct candidate {
+        selector words;
+        std::size_t word_count;
+        int borrowed;
+        std::string name;
+    };
+    std::vector<candidate> found;
+    for (const auto& accelerator : accelerator_ways) {
+        for (const auto& torch : torch_ways) {
+            for (const auto& arch : arch_ways) {
+                for (const auto& abi : abi_ways) {
+                    selector words;
+                    auto& c = words.constraints;
+                    if (accelerator.words) c = *accelerator.words;
+                    if (torch.words) c.torch = torch.words->torch;
+                    if (arch.words) c.sm = arch.words->sm;
+                    if (abi.words) c.cxx11abi = abi.words->cxx11abi;
+                    const auto words_used = word_count(c);
+                    if (words_used == 0) continue;
+                    auto name = words.canonical();
+                    const int borrowed = (accelerator.borrowed ? 1 : 0) + (torch.borrowed ? 1 : 0);
+                    found.push_back({std::move(words), words_used, borrowed, std::move(name)});
                 }
             }
         }
     }
-    std::sort(out.begin(), out.end(), [](const selector& a, const selector& b) {
-        const auto words_a = word_count(a.constraints);
-        const auto words_b = word_count(b.constraints);
-        if (words_a != words_b) return words_a > words_b;
-        return a.canonical() < b.canonical();
+    // Most words first; among as many, the build's own spellings before the family's.
+    std::sort(found.begin(), found.end(), [](const candidate& a, const candidate& b) {
+        if (a.word_count != b.word_count) return a.word_count > b.word_count;
+        if (a.borrowed != b.borrowed) return a.borrowed < b.borrowed;
+        return a.name < b.name;
     });
+    std::vector<selector> out;
+    out.reserve(found.size());
+    for (auto& one : found) out.push_back(std::move(one.words));
     return out;
 }
 
 std::vector<std::vector<std::string>> reaching_selectors(std::span<const file_record> files) {
     // One listing per distinct candidate, shared by every build that proposes it.
     std::unordered_map<std::string, std::vector<std::size_t>> listings;
+    const auto named = versions_named(files);
     std::vector<std::vector<std::string>> out(files.size());
     for (std::size_t index = 0; index < files.size(); ++index) {
-        for (const auto& candidate : candidate_selectors(files[index].variant)) {
+        for (const auto& candidate : candidate_selectors(files[index].variant, named)) {
             auto name = candidate.canonical();
             auto found = listings.find(name);
             if (found == listings.end()) found = listings.emplace(name, listed_files(files, candidate)).first;

@@ -24,15 +24,28 @@ namespace wheelhouse::variants {
 // such files compete for one place too (and SageAttention's "280.129" is a variant itself).
 std::vector<std::size_t> listed_files(std::span<const catalog::file_record> files, const selector& wanted);
 
-// The selectors a build with this variant could be asked for by: every combination of the
-// words its variant speaks (its accelerator as cuNNN, rocmX.Y, cpu or xpu; torch major.minor;
-// each of its SM architectures; its C++ ABI), most words first, then by canonical spelling.
-// Empty for a variant that says nothing about the machine.
-std::vector<selector> candidate_selectors(const build_variant& variant);
+// The CUDA and torch versions a project's builds name ("12.8", "13.0"; torch as major.minor):
+// how that project's users spell the families its builds belong to.
+struct family_versions {
+    std::vector<std::string> cuda;
+    std::vector<std::string> torch;
+};
+family_versions versions_named(std::span<const catalog::file_record> files);
 
-// For each of `files`, the canonical candidate selectors whose index really lists it (a
-// candidate may not: another build of the same slot can fit it better). Files without a
-// machine variant get none: every variant index lists them.
+// The selectors a build with this variant could be asked for by: every combination of one way
+// of asking about each axis its variant speaks to, or none. The ways are its accelerator
+// (cuNNN, rocmX.Y, cpu or xpu) and for CUDA the family's other spellings the build fits (the
+// major "cu12" of a cu128 build; each of `named`'s 12.x for a "cu12" build); torch major.minor,
+// and for a lower bound each later torch in `named`; each of its SM architectures; its C++ ABI.
+// Most words first, then the build's own spellings before the family's, then by canonical
+// spelling, so the first is the most specific way to ask for exactly this build. Empty for a
+// variant that says nothing about the machine. Representative, not exhaustive: a version no
+// build of the project names may reach the build too (cu126 for a cu12 build, a newer torch).
+std::vector<selector> candidate_selectors(const build_variant& variant, const family_versions& named = {});
+
+// For each of `files`, the canonical candidate selectors (with the versions `files` name) whose
+// index really lists it (a candidate may not: another build of the same slot can fit it better).
+// Files without a machine variant get none: every variant index lists them.
 std::vector<std::vector<std::string>> reaching_selectors(std::span<const catalog::file_record> files);
 
 }  // namespace wheelhouse::variants

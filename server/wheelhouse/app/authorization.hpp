@@ -19,7 +19,8 @@ struct access_rule {
 // The grant of the token in the Authorization header (Basic __token__:<token> or Bearer
 // <token>) when its scope reaches `rule.needed`: unauthorized without a usable token, forbidden
 // when its scope is too low. Project limits are the caller's to check (auth::permits), since
-// only the caller knows the project. Thread safety: any thread.
+// only the caller knows the project. Every refusal of credentials that were sent is logged once,
+// with the reason and the token's name when known, never the secret. Thread safety: any thread.
 result<auth::token_grant> authorize(const auth::token_store& tokens, const http::request_header<>& request,
                                     const access_rule& rule);
 

@@ -10,7 +10,7 @@ namespace wheelhouse::app {
 
 transport::outgoing_response respond_with_page(const http::request_header<>& request, const rendered_page& page,
                                                std::string_view content_type, std::string_view cache_control,
-                                               bool vary_accept, http::fields extra) {
+                                               bool negotiated, http::fields extra) {
     const auto if_none_match = request[http::field::if_none_match];
     const bool current = !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, page.etag);
     if (extra.begin() != extra.end()) {
@@ -18,7 +18,7 @@ transport::outgoing_response respond_with_page(const http::request_header<>& req
         // through Beast's fields, which take any header name.
         extra.set(http::field::etag, page.etag);
         extra.set(http::field::cache_control, cache_control);
-        if (vary_accept) extra.set(http::field::vary, "Accept");
+        if (negotiated) extra.set(http::field::vary, negotiated_vary);
         if (current) {
             http::response<http::empty_body> response{http::status::not_modified, request.version()};
             response.set(http::field::server, "wheelhouse");
@@ -34,7 +34,7 @@ transport::outgoing_response respond_with_page(const http::request_header<>& req
     if (!current) fields[count++] = {http::field::content_type, content_type};
     fields[count++] = {http::field::etag, page.etag};
     fields[count++] = {http::field::cache_control, cache_control};
-    if (vary_accept) fields[count++] = {http::field::vary, "Accept"};
+    if (negotiated) fields[count++] = {http::field::vary, negotiated_vary};
     const std::span<const transport::header_field> used(fields.data(), count);
     if (current) return transport::make_prepared_response(request, http::status::not_modified, used, nullptr);
     return transport::make_prepared_response(request, http::status::ok, used, page.body);

@@ -8,10 +8,14 @@
 
 namespace wheelhouse::app {
 
-// `vary_accept` for pages chosen by content negotiation; `extra` headers go on 200 and 304 alike.
+// `negotiated` for pages chosen by content negotiation, which depends on Accept and, for pip
+// before 23.2, on User-Agent (negotiated_vary); `extra` headers go on 200 and 304 alike.
 transport::outgoing_response respond_with_page(const http::request_header<>& request, const rendered_page& page,
                                                std::string_view content_type, std::string_view cache_control,
-                                               bool vary_accept, http::fields extra = {});
+                                               bool negotiated, http::fields extra = {});
+
+// The Vary of a negotiated page.
+inline constexpr std::string_view negotiated_vary = "Accept, User-Agent";
 
 // 301 to `location`, keeping the query string of the request.
 transport::outgoing_response redirect_permanently(const http::request_header<>& request, std::string location);

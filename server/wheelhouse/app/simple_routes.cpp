@@ -120,8 +120,8 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
     char cache_control_text[48];
     const auto cache_control =
         page_cache_control(context.settings.page_max_age, context.settings.private_index, cache_control_text);
-    // Pages chosen by ?format= do not depend on Accept.
-    const bool vary_accept = !target.query_value("format").has_value();
+    // Pages chosen by ?format= depend on neither Accept nor User-Agent.
+    const bool negotiated = !target.query_value("format").has_value();
 
     if (rest == 1 && segments[first_segment].empty()) {
         // Every index lists every project (a variant page may hold only its pure files), so
@@ -130,7 +130,7 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
             return render_project_list(context, choice->format);
         });
         if (!page) return error_response(request, page.error());
-        return respond_with_page(request, **page, choice->content_type, cache_control, vary_accept);
+        return respond_with_page(request, **page, choice->content_type, cache_control, negotiated);
     }
 
     const auto& requested = segments[first_segment];
@@ -152,7 +152,7 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
         return make_text_response(request, http::status::not_found,
                                   "no project named '" + normalized + "' in this index");
     }
-    return respond_with_page(request, **page, choice->content_type, cache_control, vary_accept);
+    return respond_with_page(request, **page, choice->content_type, cache_control, negotiated);
 }
 
 transport::outgoing_response serve_variant_simple(const route_context& context, const http::request_header<>& request,
