@@ -121,28 +121,40 @@ public:
         return std::move(response->body);
     }
 
-    // One pass over the whole asset: its sha256 and size; each chunk also goes to `copy`.
-    result<std::pair<std::string, std::uint64_t>> hash_all(const body_chunk_sink& copy = {}) {
+    // One pass over the whole asset: its sha256 and size; each chunk also goes to `copy`. More
+    // than `limit` bytes, announced or sent, stop it with too_large before they are read.
+    result<std::pair<std::string, std::uint64_t>> hash_all(std::uint64_t limit, const body_chunk_sink& copy = {}) {
         auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
         if (!hasher) return hasher.error();
         std::uint64_t size = 0;
         fetch_request request;
         request.url = fetch_url_;
         request.headers = headers_;
+        // "<url> announces N bytes": the caller says whose limit it is.
+        const auto past_limit = [&](const std::string& what) { return make_error(error_kind::too_large, url_ + " " + what); };
         auto response = client_.fetch_to(
             request,
             [&](std::span<const char> chunk) -> result<void> {
-                hasher->update(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
                 size += chunk.size();
+                if (size > limit) return past_limit("sent more than " + std::to_string(limit) + " bytes");
+                hasher->update(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
                 if (copy) return copy(chunk);
                 return {};
             },
             [&](const fetch_response& head) -> result<void> {
                 if (head.status != 200) return status_error(head.status, url_);
+                const auto announced = head.header("content-length");
+                std::uint64_t length = 0;
+                const auto [end, code] = std::from_chars(announced.data(), announced.data() + announced.size(), length);
+                if (code == std::errc{} && end == announced.data() + announced.size() && length > limit)
+                    return past_limit("announces " + std::string(announced) + " bytes");
                 return {};
             });
         ++requests_;
-        if (!response) return response.error();
+        if (!response) {
+            bytes_ += size;  // what arrived before it stopped: a report of the traffic, not of success
+            return response.error();
+        }
         bytes_ += response->bytes_read;
         if (response->status != 200) return status_error(response->status, url_);
         return std::pair{hasher->finish_hex(), size};
@@ -254,17 +266,25 @@ registration_report registrar::register_asset(const registration_request& reques
     auto tail = reader.probe_tail(probe_size);
     if (!tail && reader.ignored_range() && report.sha256.empty()) {
         // The whole asset has to be read for its sha256 anyway: read it once, into a spool
-        // file, and check it as an upload is checked (RECORD's hashes included).
+        // file, and check it as an upload is checked (RECORD's hashes included). Its size is
+        // unknown until then, so the upload limit bounds the spool, which goes with `spool`.
         auto spool = ingester_.store().create_spool();
         if (!spool) return reject(spool.error());
         std::ofstream out(spool->path(), std::ios::binary | std::ios::trunc);
-        auto hashed = reader.hash_all([&](std::span<const char> chunk) -> result<void> {
+        auto hashed = reader.hash_all(settings_.max_file_bytes, [&](std::span<const char> chunk) -> result<void> {
             out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
             if (!out) return make_error(error_kind::internal, "writing " + spool->path().string() + " failed");
             return {};
         });
         out.close();
         record_traffic();
+        if (!hashed && hashed.error().kind == error_kind::too_large) {
+            return reject(make_error(error_kind::too_large,
+                                     "the whole asset has to be read for its sha256, but " + hashed.error().message +
+                                         ": more than this index takes for a file (max-upload-size: " +
+                                         std::to_string(settings_.max_file_bytes) +
+                                         " bytes, as for uploads); nothing was registered"));
+        }
         if (!hashed) return reject(hashed.error());
         report.sha256 = hashed->first;
         report.sha256_source = digest_source::computed;
@@ -307,8 +327,13 @@ registration_report registrar::register_asset(const registration_request& reques
     }
     const bool stream = report.sha256.empty() || request.verify;
     if (stream) {
-        auto hashed = reader.hash_all();
+        auto hashed = reader.hash_all(report.size);
         record_traffic();
+        if (!hashed && hashed.error().kind == error_kind::too_large) {
+            return reject(make_error(error_kind::upstream, hashed.error().message + ", but its Range answers said " +
+                                                               std::to_string(report.size) +
+                                                               "; it changed or the server lies; nothing was registered"));
+        }
         if (!hashed) return reject(hashed.error());
         if (hashed->second != report.size) {
             return reject(make_error(error_kind::upstream, "the asset's download held " + std::to_string(hashed->second) +

@@ -58,6 +58,9 @@ struct registration_report {
 struct registrar_settings {
     catalog::download_mode default_mode = catalog::download_mode::redirect;
     ingest::archive_limits limits;
+    // The largest file the index takes (max-upload-size, as for uploads): a registration that
+    // has to read a whole asset of unknown size stops past it.
+    std::uint64_t max_file_bytes = 4ull << 30;
 };
 
 class registrar {
