@@ -19,7 +19,7 @@ Control, on the github host, under /_control/ (JSON in and out):
   POST /_control/settings   {"token"?, "rate_limit"?, "rate_remaining"?, "per_page_default"?,
                              "embedded_assets"?}
   POST /_control/reset      forgets releases, faults, the log and settings
-  GET  /_control/log        [{"host", "method", "path", "range", "authorization", "status",
+  GET  /_control/log        [{"host", "method", "path", "range", "authorization", "accept", "status",
                               "body_bytes"}] every request but the control ones, in order
   POST /_control/log/clear
 
@@ -192,7 +192,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with STATE.lock:
             STATE.log.append({"host": self.host_name, "method": self.command, "path": self.path,
                               "range": self.headers.get("Range"), "authorization": self.headers.get("Authorization"),
-                              "status": self.status_sent, "body_bytes": self.body_bytes})
+                              "accept": self.headers.get("Accept"), "status": self.status_sent,
+                              "body_bytes": self.body_bytes})
 
     def answer(self, status: int, body: bytes = b"", content_type: str = "application/json",
                headers: dict | None = None) -> None:

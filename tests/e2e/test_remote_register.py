@@ -15,6 +15,7 @@ import struct
 import subprocess
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -370,6 +371,37 @@ def test_reading_a_whole_asset_stops_at_the_upload_limit_or_the_probed_size(whee
     status, body = register(grown)
     assert status == 502 and f"sent more than {size} bytes, but its Range answers said {size};" in body["error"], body
     assert_nothing_left(grown)
+
+
+def test_one_private_asset_registers_through_the_api_with_the_token(wheelhouse_bin, fake_github, start_server,
+                                                                    tmp_path):
+    wheel = native_wheel(tmp_path / "dist", "remote-secret", "1.0", 12)
+    fake_github.set(token="s3cret")
+    [asset] = fake_github.add_release("org", "private", "v1", [wheel], private=True)["assets"]
+    url = fake_github.download_url("org", "private", "v1", wheel.name)
+    data = tmp_path / "data"
+
+    hidden = run(wheelhouse_bin, "register", "--data", data, *fake_github.server_flags(), url)
+    assert hidden.returncode == 1
+    assert "answered 404" in hidden.stdout and "private repository's" in hidden.stdout, hidden.stdout
+    assert "--github-token" in hidden.stdout, hidden.stdout
+
+    token = make_token(wheelhouse_bin, data, "ci")
+    server = start_server(data, *fake_github.server_flags(), "--github-token", "s3cret")
+    fake_github.clear_log()
+    status, body = post(server.url + "api/v1/remote", token, {"url": url, "mode": "proxy"})
+    assert status == 201 and body["sha256"] == sha256_of(wheel) and body["sha256_source"] == "github_api", body
+    assert 0 < body["bytes_transferred"] < wheel.stat().st_size * 0.10, body
+    detail = json.loads(server.get(f"/api/v1/files/{wheel.name}").read())
+    assert detail["location"]["remote_url"] == url and detail["location"]["fetch_url"] == asset["url"], detail
+
+    # The bytes were read through the asset's API URL with the token, which stayed off storage.
+    log = fake_github.log()
+    reads = [entry for entry in log if entry["path"] == urllib.parse.urlsplit(asset["url"]).path]
+    assert reads and all(entry["authorization"] == "Bearer s3cret" and entry["accept"] == "application/octet-stream"
+                         for entry in reads), log
+    assert not any("/releases/download/" in entry["path"] for entry in log), log
+    assert all(entry["authorization"] is None for entry in log if entry["host"] == "storage")
 
 
 class NoRangeHandler(http.server.SimpleHTTPRequestHandler):

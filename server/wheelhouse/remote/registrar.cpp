@@ -55,11 +55,14 @@ std::string lower(std::string text) {
 error status_error(unsigned status, std::string_view url) {
     const std::string where = "the asset URL " + std::string(url);
     if (status == 404 || status == 410) {
-        return invalid(where + " answered " + std::to_string(status) + ": there is no such asset; check the URL");
+        return invalid(where + " answered " + std::to_string(status) +
+                       ": there is no such asset, or it is a private repository's, which needs a GitHub token that "
+                       "can read it (--github-token); check the URL");
     }
     if (status == 401 || status == 403) {
         return invalid(where + " answered " + std::to_string(status) +
-                       ": the asset is not public; only assets that can be downloaded without credentials can be registered");
+                       ": the asset is not public; a private repository's asset needs a GitHub token that can read "
+                       "it (--github-token)");
     }
     return make_error(error_kind::upstream, where + " answered " + std::to_string(status) + "; try again later");
 }
@@ -192,6 +195,25 @@ private:
     std::uint64_t requests_ = 0;
 };
 
+struct listed_asset {
+    repository_name repository;
+    release_asset asset;
+};
+
+// GitHub's record of the release asset that `url` downloads: its size, digest and id. nullopt
+// for a URL that is no release download, or an asset its release does not list.
+result<std::optional<listed_asset>> find_listed_asset(github_api& github, const std::string& url) {
+    auto download = parse_release_download_url(url, github.settings().api_url);
+    if (!download) return std::optional<listed_asset>();
+    auto found = github.release_by_tag(download->repository, download->tag);
+    if (!found) return found.error();
+    for (auto& asset : found->assets) {
+        if (asset.name == download->filename)
+            return std::optional<listed_asset>(listed_asset{download->repository, std::move(asset)});
+    }
+    return std::optional<listed_asset>();
+}
+
 }  // namespace
 
 std::string_view to_string(registration_outcome outcome) noexcept {
@@ -255,7 +277,24 @@ registration_report registrar::register_asset(const registration_request& reques
         }
     }
 
-    asset_reader reader(client_, request.url, request.fetch_url, request.fetch_headers);
+    // With a token the asset may be a private repository's, whose bytes come only through the
+    // API: its id names it there. GitHub's record then also gives the digest below.
+    std::optional<listed_asset> listed;
+    bool asked_github = false;
+    std::string fetch_url = request.fetch_url;
+    header_list fetch_headers = request.fetch_headers;
+    if (fetch_url.empty() && request.ask_github && !github_.settings().token.empty()) {
+        auto found = find_listed_asset(github_, request.url);
+        if (!found) return reject(found.error());
+        asked_github = true;
+        listed = std::move(*found);
+        if (listed) {
+            fetch_url = release_asset_api_url(github_.settings().api_url, listed->repository, listed->asset.id);
+            fetch_headers = asset_download_headers(github_.settings().token);
+        }
+    }
+
+    asset_reader reader(client_, request.url, fetch_url, fetch_headers);
     auto record_traffic = [&] {
         report.bytes_transferred = reader.bytes();
         report.requests = reader.requests();
@@ -291,7 +330,7 @@ registration_report registrar::register_asset(const registration_request& reques
         report.size = hashed->second;
         auto whole = ingest::validate_wheel(spool->path(), *wheel, settings_.limits);
         if (!whole) return reject(whole.error());
-        return finish(std::move(report), *wheel, *whole, request);
+        return finish(std::move(report), *wheel, *whole, request, fetch_url);
     }
     if (!tail) {
         record_traffic();
@@ -307,21 +346,22 @@ registration_report registrar::register_asset(const registration_request& reques
 
     // The digest: given, else GitHub's for a release asset, else the bytes themselves.
     if (report.sha256.empty() && request.ask_github) {
-        if (auto download = parse_release_download_url(request.url, github_.settings().api_url)) {
-            auto found = github_.release_by_tag(download->repository, download->tag);
+        if (!asked_github) {
+            auto found = find_listed_asset(github_, request.url);
             if (!found) return reject(found.error());
-            for (const auto& asset : found->assets) {
-                if (asset.name != download->filename) continue;
-                if (asset.size != report.size) {
-                    return reject(make_error(error_kind::upstream,
-                                             "GitHub's API says " + asset.name + " is " + std::to_string(asset.size) +
-                                                 " bytes, but its download is " + std::to_string(report.size) +
-                                                 " bytes; was the asset replaced? Try again"));
-                }
-                if (asset.sha256) {
-                    report.sha256 = *asset.sha256;
-                    report.sha256_source = digest_source::github_api;
-                }
+            listed = std::move(*found);
+        }
+        if (listed) {
+            const auto& asset = listed->asset;
+            if (asset.size != report.size) {
+                return reject(make_error(error_kind::upstream,
+                                         "GitHub's API says " + asset.name + " is " + std::to_string(asset.size) +
+                                             " bytes, but its download is " + std::to_string(report.size) +
+                                             " bytes; was the asset replaced? Try again"));
+            }
+            if (asset.sha256) {
+                report.sha256 = *asset.sha256;
+                report.sha256_source = digest_source::github_api;
             }
         }
     }
@@ -349,13 +389,15 @@ registration_report registrar::register_asset(const registration_request& reques
         report.sha256 = hashed->first;
     }
 
-    return finish(std::move(report), *wheel, *validated, request);
+    return finish(std::move(report), *wheel, *validated, request, fetch_url);
 }
 
 registration_report registrar::finish(registration_report report, const pep427::wheel_filename& wheel,
-                                      const ingest::validated_wheel& validated, const registration_request& request) {
+                                      const ingest::validated_wheel& validated, const registration_request& request,
+                                      const std::string& fetch_url) {
     ingest::remote_file remote;
     remote.url = request.url;
+    if (!fetch_url.empty()) remote.fetch_url = fetch_url;
     remote.mode = report.mode;
     remote.sha256 = report.sha256;
     remote.size = report.size;
