@@ -19,7 +19,7 @@ Control, on the github host, under /_control/ (JSON in and out):
   POST /_control/settings   {"token"?, "rate_limit"?, "rate_remaining"?, "per_page_default"?,
                              "embedded_assets"?}
   POST /_control/reset      forgets releases, faults, the log and settings
-  GET  /_control/log        [{"host", "method", "path", "range", "authorization", "status",
+  GET  /_control/log        [{"host", "method", "path", "range", "authorization", "accept", "status",
                               "body_bytes"}] every request but the control ones, in order
   POST /_control/log/clear
 
@@ -31,6 +31,9 @@ Faults, per asset, applied where its bytes or its redirect are served:
   {"redirect_loop": true}  storage redirects back to the github download URL, forever
   {"redirect_to": URL}     the github download redirects there instead of to storage
   {"wrong_bytes": true}    serve the file's bytes with the first byte flipped
+  {"ignore_range": true}   answer every request with the whole file (200), as hosts without Range do
+  {"no_length": true}      send no Content-Length: the body ends when the connection closes
+  {"extra_bytes": N}       a whole-file answer (200) holds N zero bytes more than the file, as if it grew
 
 Python's standard library only (Debian's /usr/bin/python3); tests/e2e/conftest.py starts it.
 """
@@ -189,7 +192,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with STATE.lock:
             STATE.log.append({"host": self.host_name, "method": self.command, "path": self.path,
                               "range": self.headers.get("Range"), "authorization": self.headers.get("Authorization"),
-                              "status": self.status_sent, "body_bytes": self.body_bytes})
+                              "accept": self.headers.get("Accept"), "status": self.status_sent,
+                              "body_bytes": self.body_bytes})
 
     def answer(self, status: int, body: bytes = b"", content_type: str = "application/json",
                headers: dict | None = None) -> None:
@@ -386,7 +390,7 @@ class StorageHandler(Handler):
         status = 200
         headers = {"Accept-Ranges": "bytes", "ETag": f'"{asset["digest"][-16:]}"',
                    "Last-Modified": "Thu, 01 Jan 2026 00:00:00 GMT"}
-        wanted = self.headers.get("Range")
+        wanted = None if fault.get("ignore_range") else self.headers.get("Range")
         if wanted and wanted.startswith("bytes=") and "," not in wanted:
             first, _, last = wanted[len("bytes="):].strip().partition("-")
             try:
@@ -407,14 +411,16 @@ class StorageHandler(Handler):
                 status = 206
                 headers["Content-Range"] = f"bytes {start}-{end}/{size}"
         length = max(0, end - start + 1)
-        claimed = length + int(fault.get("lie_length", 0))
+        extra = int(fault.get("extra_bytes", 0)) if status == 200 else 0
+        claimed = length + extra + int(fault.get("lie_length", 0))
         self.status_sent = status
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(claimed))
+        if not fault.get("no_length"):
+            self.send_header("Content-Length", str(claimed))
         for name, value in headers.items():
             self.send_header(name, value)
-        if fault.get("lie_length"):
+        if fault.get("lie_length") or fault.get("no_length"):
             self.send_header("Connection", "close")
         self.end_headers()
         if self.command == "HEAD":
@@ -444,7 +450,10 @@ class StorageHandler(Handler):
                 position += len(block)
                 if slow:
                     time.sleep(len(block) / slow)
-        if fault.get("lie_length"):
+        if extra:
+            self.wfile.write(bytes(extra))
+            self.body_bytes += extra
+        if fault.get("lie_length") or fault.get("no_length"):
             self.close_connection = True
 
 

@@ -157,5 +157,18 @@ def test_faults_break_downloads_as_asked(fake_github, wheel_file):
     timing = curl(fake_github, "-L", "-o", "/dev/null", "-w", "%{time_total}", url).stdout
     assert float(timing) >= 1.5  # 200 kB at 100 kB/s
 
+    fake_github.set_fault(wheel_file.name, ignore_range=True)
+    whole = headers_of(curl(fake_github, "-L", "-D", "-", "-o", "/dev/null", "-r", "0-99", url).stdout)
+    assert whole["status"] == "200" and whole["content-length"] == "200000"
+
+    fake_github.set_fault(wheel_file.name, no_length=True)
+    unmeasured = curl(fake_github, "-L", "-D", "-", url).stdout
+    assert "content-length" not in headers_of(unmeasured)
+    assert unmeasured.endswith(wheel_file.read_bytes())
+
+    fake_github.set_fault(wheel_file.name, extra_bytes=1000)
+    assert curl(fake_github, "-L", url).stdout == wheel_file.read_bytes() + bytes(1000)
+    assert curl(fake_github, "-L", "-r", "0-99", url).stdout == wheel_file.read_bytes()[:100]  # ranges as they were
+
     fake_github.set_fault(wheel_file.name)
     assert curl(fake_github, "-L", url).stdout == wheel_file.read_bytes()

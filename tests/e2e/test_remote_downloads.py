@@ -9,9 +9,11 @@ import hashlib
 import pathlib
 import random
 import socket
+import sqlite3
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -324,3 +326,60 @@ def test_proxied_downloads_beyond_the_limit_get_503(remote_index, fake_github, t
     out = tmp_path / "out"
     assert wait_for(lambda: curl(file_url(server, other), out)[1] == 200, timeout=5)
     assert sha256_of(out) == sha256_of(other)
+
+
+def test_a_private_release_downloads_through_proxy_and_cache(wheelhouse_bin, fake_github, start_server, pip,
+                                                             tmp_path):
+    """A private repository's assets can be read only through GitHub's API with a token: the row
+    keeps the asset's API URL (never the token), and proxy and cache modes fetch from it with the
+    server's own token."""
+    dist = tmp_path / "dist"
+    proxied = native_wheel(dist, "private-proxied", "1.0", 20)
+    cached = native_wheel(dist, "private-cached", "1.0", 21)
+    fake_github.set(token="s3cret")
+    api_urls = {}
+    for tag, wheel in (("v1", proxied), ("v2", cached)):
+        [asset] = fake_github.add_release("org", "private", tag, [wheel], private=True)["assets"]
+        api_urls[wheel.name] = asset["url"]
+    data = tmp_path / "data"
+    with_token = [*fake_github.server_flags(), "--github-token", "s3cret"]
+    imported = run(wheelhouse_bin, "import-release", "--data", data, *with_token, "--mode", "proxy", "org/private", "v1")
+    assert imported.returncode == 0 and imported.stdout.startswith("added"), imported.stdout + imported.stderr
+    # One asset alone: the registrar asks the API for the asset's id, and reads it through the API.
+    registered = run(wheelhouse_bin, "register", "--data", data, *with_token, "--mode", "cache",
+                     fake_github.download_url("org", "private", "v2", cached.name))
+    assert registered.returncode == 0 and registered.stdout.startswith("added"), registered.stdout + registered.stderr
+
+    with sqlite3.connect(f"file:{data / 'catalog.db'}?mode=ro", uri=True) as db:
+        rows = dict(db.execute("SELECT filename, fetch_url FROM files").fetchall())
+    assert rows == api_urls
+    assert not any(b"s3cret" in path.read_bytes() for path in data.rglob("*") if path.is_file())
+
+    fake_github.clear_log()
+    server = start_server(data, *with_token)
+    target = tmp_path / "site"
+    # pip checks each download against the sha256 the index lists.
+    for wheel, seed in ((proxied, 20), (cached, 21)):
+        module = wheel.name.split("-")[0]
+        pip("install", "--no-deps", "--target", str(target / module), "--index-url", f"{server.url}simple/",
+            f"{module.replace('_', '-')}==1.0")
+        assert (target / module / module / "_native.so").read_bytes() == random.Random(seed).randbytes(2 * MiB)
+    out = tmp_path / "out"
+    assert curl(file_url(server, proxied), out) == (0, 200, proxied.stat().st_size)
+    assert sha256_of(out) == sha256_of(proxied)
+    blob = server.data_dir / "blobs" / "sha256" / sha256_of(cached)[:2] / sha256_of(cached)[2:4] / sha256_of(cached)
+    wait_for(blob.exists)
+    assert sha256_of(blob) == sha256_of(cached)
+
+    # Every download went to the asset's API URL with the token; the token stayed off the storage
+    # host, and the public download URLs (which answer 404 to everyone) were never asked.
+    time.sleep(1)
+    log = fake_github.log()
+    for wheel in (proxied, cached):
+        path = urllib.parse.urlsplit(api_urls[wheel.name]).path
+        reads = [entry for entry in log if entry["host"] == "github" and entry["path"] == path]
+        assert reads, log
+        assert all(entry["authorization"] == "Bearer s3cret" and entry["accept"] == "application/octet-stream"
+                   and entry["status"] == 302 for entry in reads), reads
+    assert storage_gets(log) and all(entry["authorization"] is None for entry in log if entry["host"] == "storage")
+    assert not any("/releases/download/" in entry["path"] for entry in log), log

@@ -15,6 +15,7 @@ import struct
 import subprocess
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -325,6 +326,82 @@ def test_import_lists_every_asset_honours_the_rate_limit_and_uses_the_token(whee
                   "--github-token", "s3cret", "org/private", "v1")
     assert limited.returncode == 1
     assert "GitHub's API rate limit is used up until 20" in limited.stderr and "UTC" in limited.stderr, limited.stderr
+
+
+def test_reading_a_whole_asset_stops_at_the_upload_limit_or_the_probed_size(wheelhouse_bin, fake_github,
+                                                                           start_server, tmp_path):
+    """With no digest, registration reads the whole asset: from a host that ignores Range into a
+    spool file bounded by --max-upload-size, else only for its hash, bounded by the size its
+    Range answers gave. Past either it stops, leaving neither a spool file nor a row."""
+    dist = tmp_path / "dist"
+    whole = native_wheel(dist, "remote-whole", "1.0", 10)
+    grown = native_wheel(dist, "remote-grown", "1.0", 11)
+    fake_github.call("/_control/setup", {"releases": [{"owner": "o", "repo": "big", "tag": "v1", "assets": [
+        {"path": str(wheel), "name": wheel.name, "digest": ""} for wheel in (whole, grown)]}]})
+    data = tmp_path / "data"
+    token = make_token(wheelhouse_bin, data, "ci")
+    limit = 1 << 20
+    server = start_server(data, *fake_github.server_flags(), "--max-upload-size", str(limit))
+
+    def register(wheel: pathlib.Path) -> tuple[int, dict]:
+        return post(server.url + "api/v1/remote", token, {"url": fake_github.download_url("o", "big", "v1", wheel.name)})
+
+    def assert_nothing_left(wheel: pathlib.Path) -> None:
+        assert status_of(server.url + f"api/v1/files/{wheel.name}") == 404
+        assert list((data / "tmp").iterdir()) == []
+
+    past_limit = f": more than this index takes for a file (max-upload-size: {limit} bytes, as for uploads)"
+    fake_github.set_fault(whole.name, ignore_range=True)
+    status, body = register(whole)
+    assert status == 413 and f"announces {whole.stat().st_size} bytes{past_limit}" in body["error"], body
+    assert_nothing_left(whole)
+    # Without a Content-Length the size shows only while reading: the read stops at the limit.
+    fake_github.set_fault(whole.name, ignore_range=True, no_length=True)
+    status, body = register(whole)
+    assert status == 413 and f"sent more than {limit} bytes{past_limit}" in body["error"], body
+    assert limit <= body["bytes_transferred"] < whole.stat().st_size, body
+    assert_nothing_left(whole)
+
+    size = grown.stat().st_size
+    fake_github.set_fault(grown.name, extra_bytes=1000)
+    status, body = register(grown)
+    assert status == 502 and f"announces {size + 1000} bytes, but its Range answers said {size};" in body["error"], body
+    assert_nothing_left(grown)
+    fake_github.set_fault(grown.name, extra_bytes=1000, no_length=True)
+    status, body = register(grown)
+    assert status == 502 and f"sent more than {size} bytes, but its Range answers said {size};" in body["error"], body
+    assert_nothing_left(grown)
+
+
+def test_one_private_asset_registers_through_the_api_with_the_token(wheelhouse_bin, fake_github, start_server,
+                                                                    tmp_path):
+    wheel = native_wheel(tmp_path / "dist", "remote-secret", "1.0", 12)
+    fake_github.set(token="s3cret")
+    [asset] = fake_github.add_release("org", "private", "v1", [wheel], private=True)["assets"]
+    url = fake_github.download_url("org", "private", "v1", wheel.name)
+    data = tmp_path / "data"
+
+    hidden = run(wheelhouse_bin, "register", "--data", data, *fake_github.server_flags(), url)
+    assert hidden.returncode == 1
+    assert "answered 404" in hidden.stdout and "private repository's" in hidden.stdout, hidden.stdout
+    assert "--github-token" in hidden.stdout, hidden.stdout
+
+    token = make_token(wheelhouse_bin, data, "ci")
+    server = start_server(data, *fake_github.server_flags(), "--github-token", "s3cret")
+    fake_github.clear_log()
+    status, body = post(server.url + "api/v1/remote", token, {"url": url, "mode": "proxy"})
+    assert status == 201 and body["sha256"] == sha256_of(wheel) and body["sha256_source"] == "github_api", body
+    assert 0 < body["bytes_transferred"] < wheel.stat().st_size * 0.10, body
+    detail = json.loads(server.get(f"/api/v1/files/{wheel.name}").read())
+    assert detail["location"]["remote_url"] == url and detail["location"]["fetch_url"] == asset["url"], detail
+
+    # The bytes were read through the asset's API URL with the token, which stayed off storage.
+    log = fake_github.log()
+    reads = [entry for entry in log if entry["path"] == urllib.parse.urlsplit(asset["url"]).path]
+    assert reads and all(entry["authorization"] == "Bearer s3cret" and entry["accept"] == "application/octet-stream"
+                         for entry in reads), log
+    assert not any("/releases/download/" in entry["path"] for entry in log), log
+    assert all(entry["authorization"] is None for entry in log if entry["host"] == "storage")
 
 
 class NoRangeHandler(http.server.SimpleHTTPRequestHandler):

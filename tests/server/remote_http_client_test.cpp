@@ -112,7 +112,8 @@ struct world {
             << asset("loop.whl", small_path, "{\"redirect_loop\": true}") << ","
             << asset("offsite.whl", small_path, "{\"redirect_to\": \"https://evil.example/x.whl\"}") << ","
             << asset("broken.whl", small_path, "{\"status\": 503}") << ","
-            << asset("slow.whl", good_path, "{\"slow_bps\": 50000}") << "]}]}";
+            << asset("slow.whl", good_path, "{\"slow_bps\": 50000}") << ","
+            << asset("slow_small.whl", small_path, "{\"slow_bps\": 2500}") << "]}]}";
         fake = std::make_unique<fake_github>(dir / "setup.json", dir / "certs");
     }
 
@@ -314,6 +315,23 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
         REQUIRE_FALSE(failed);
         CHECK(failed.error().kind == error_kind::timeout);
         CHECK_THAT(failed.error().message, Catch::Contains("total deadline of 1s"));
+    }
+    SECTION("a streamed body has no total deadline: it goes at its reader's pace") {
+        auto settings = w.settings();
+        settings.total_timeout = std::chrono::seconds(1);
+        http_client client(settings);
+        // 5000 bytes at 2500 a second: about 2 s, past the total deadline of a bounded fetch.
+        REQUIRE_FALSE(client.fetch(fetch_request{w.fake->download("slow_small.whl"), {}, 1u << 20, true}));
+        std::string streamed;
+        const auto start = std::chrono::steady_clock::now();
+        auto fetched = client.fetch_to(fetch_request{w.fake->download("slow_small.whl"), {}, 0, true},
+                                       [&](std::span<const char> chunk) -> result<void> {
+                                           streamed.append(chunk.data(), chunk.size());
+                                           return {};
+                                       });
+        REQUIRE(fetched);
+        CHECK(std::chrono::steady_clock::now() - start > std::chrono::seconds(1));
+        CHECK(streamed == w.small);
     }
     SECTION("a body past max_body") {
         http_client client(w.settings());

@@ -280,6 +280,7 @@ TEST_CASE("admin json: a file's details, METADATA as text and downloads", "[admi
     CHECK(json.at("location").at("mode") == "local");
     CHECK(json.at("location").at("url").as_string().starts_with("/files/"));
     CHECK(json.at("location").at("remote_url").is_null());
+    CHECK(json.at("location").at("fetch_url").is_null());
     CHECK(json.at("metadata").at("text") == "Name: flash_attn\nSummary: caf\xC3\xA9 \xEF\xBF\xBD\n");
     CHECK(json.at("downloads").at("total") == 7);
     CHECK(json.at("downloads").at("days").as_array().size() == 2);

@@ -63,6 +63,7 @@ TEST_CASE("catalog: a file round-trips with every field", "[catalog]") {
     file.file.yanked_reason = "";
     file.file.mode = download_mode::redirect;
     file.file.remote_url = "https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/x.whl";
+    file.file.fetch_url = "https://api.github.com/repos/Dao-AILab/flash-attention/releases/assets/42";
 
     auto added = db->add_file(file);
     REQUIRE(added);
@@ -95,6 +96,7 @@ TEST_CASE("catalog: a file round-trips with every field", "[catalog]") {
     CHECK(row.yanked());
     CHECK(row.mode == download_mode::redirect);
     CHECK(row.remote_url == expected.remote_url);
+    CHECK(row.fetch_url == expected.fetch_url);
     CHECK(row.metadata_sha256 == expected.metadata_sha256);
     CHECK(row.metadata_size == 99);
     CHECK(row.uploaded_by == std::optional<std::string>("ci"));

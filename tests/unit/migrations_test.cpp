@@ -106,3 +106,21 @@ TEST_CASE("migrations: a database newer than the binary is refused", "[migration
                    Catch::Contains("newer than this wheelhouse understands"));
     CHECK_FALSE(has_table(db, "files"));
 }
+
+TEST_CASE("migrations: 0005 gives remote files a fetch URL, NULL for the rows already there", "[migrations]") {
+    temp_dir dir;
+    auto db = open_db(dir / "catalog.db");
+    const auto all = catalog::built_in_migrations();
+    REQUIRE(all.size() >= 5);
+    CHECK(all[4].name == "0005_remote_fetch_url.sql");
+    REQUIRE(*catalog::migrate(db, all.first(4)) == 4);
+    REQUIRE(db.execute("INSERT INTO projects (name, display_name, created_ms) VALUES ('demo', 'demo', 1)"));
+    REQUIRE(db.execute(
+        "INSERT INTO files (project_id, filename, version, normalized_version, python_tag, abi_tag, platform_tag, "
+        "sha256, size, upload_time_ms, download_mode, remote_url) VALUES (1, 'demo-1.0-py3-none-any.whl', '1.0', "
+        "'1.0', 'py3', 'none', 'any', '" + std::string(64, 'a') + "', 10, 1, 'proxy', "
+        "'https://github.com/o/r/releases/download/v1/demo-1.0-py3-none-any.whl')"));
+    REQUIRE(*catalog::migrate(db) == all.back().number);
+    CHECK(*db.query_int64("SELECT count(*) FROM files WHERE fetch_url IS NULL") == 1);
+    REQUIRE(db.execute("UPDATE files SET fetch_url = 'https://api.github.com/repos/o/r/releases/assets/7'"));
+}

@@ -300,6 +300,7 @@ TEST_CASE("register_remote: the row an upload makes, served from the URL, METADA
     REQUIRE(validated);
     ingest::remote_file remote;
     remote.url = "https://github.com/o/r/releases/download/v1/demo-1.0-py3-none-any.whl";
+    remote.fetch_url = "https://api.github.com/repos/o/r/releases/assets/7";
     remote.mode = catalog::download_mode::redirect;
     remote.sha256 = sha256;
     remote.size = bytes.size();
@@ -312,6 +313,7 @@ TEST_CASE("register_remote: the row an upload makes, served from the URL, METADA
     REQUIRE(*row);
     CHECK((*row)->mode == catalog::download_mode::redirect);
     CHECK((*row)->remote_url == remote.url);
+    CHECK((*row)->fetch_url == remote.fetch_url);
     CHECK((*row)->sha256 == sha256);
     CHECK((*row)->size == bytes.size());
     CHECK((*row)->metadata_sha256 == crypto::sha256_hex(wheel_spec{}.metadata));
@@ -333,6 +335,7 @@ TEST_CASE("register_remote: the row an upload makes, served from the URL, METADA
     CHECK(local.mode == catalog::download_mode::local);
     local.mode = (*row)->mode;
     local.remote_url = (*row)->remote_url;
+    local.fetch_url = (*row)->fetch_url;
     local.id = (*row)->id;
     local.upload_time_ms = (*row)->upload_time_ms;
     CHECK(local.project == (*row)->project);

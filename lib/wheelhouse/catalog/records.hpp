@@ -52,6 +52,9 @@ struct file_record {
     std::string metadata_sha256;     // of the METADATA bytes served at <file>.metadata (PEP 658)
     std::uint64_t metadata_size = 0;  // bytes of <file>.metadata; 0 with an empty metadata_sha256 (not known)
     std::optional<std::string> uploaded_by;  // token name, or "cli" for local ingest
+    // Where proxy and cache modes fetch the bytes when not from remote_url: a private
+    // repository's asset through GitHub's API, asked with the configured token (never stored).
+    std::optional<std::string> fetch_url;
 
     bool yanked() const noexcept { return yanked_reason.has_value(); }
 };

@@ -266,6 +266,7 @@ result<ingest_result> ingester::register_remote(const pep427::wheel_filename& wh
     row.file = make_file_record(wheel, validated, remote.sha256, remote.size, remote.uploaded_by);
     row.file.mode = remote.mode;
     row.file.remote_url = remote.url;
+    row.file.fetch_url = remote.fetch_url;
     row.project_display_name = std::string(validated.metadata.name());
     const std::string& sha256 = row.file.sha256;
 

@@ -60,6 +60,7 @@ struct ingest_result {
 // A wheel that stays where it is (a release asset), served by redirect or proxy from `url`.
 struct remote_file {
     std::string url;
+    std::optional<std::string> fetch_url;  // where proxy and cache read it, when not from `url`
     catalog::download_mode mode = catalog::download_mode::redirect;
     std::string sha256;  // lower-case hex of the whole asset, established by the caller
     std::uint64_t size = 0;

@@ -114,7 +114,8 @@ std::string file_detail_json(const file_detail& detail, const link_options& link
     out["summary"] = text_or_null(file.summary);
     out["location"] = json::object{{"mode", catalog::to_string(file.mode)},
                                    {"url", file_url(file, links)},
-                                   {"remote_url", text_or_null(file.remote_url)}};
+                                   {"remote_url", text_or_null(file.remote_url)},
+                                   {"fetch_url", text_or_null(file.fetch_url)}};
     out["metadata"] = json::object{{"sha256", file.metadata_sha256},
                                    {"size", file.metadata_size},
                                    {"text", text_or_null(detail.metadata_text)}};

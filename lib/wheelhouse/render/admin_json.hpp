@@ -39,7 +39,7 @@ struct file_detail {
 // {"filename", "project", "display_name", "project_status", "version", "normalized_version",
 //  "python_tag", "abi_tag", "platform_tag", "build_tag", "variant", "sha256", "size",
 //  "upload_time", "uploaded_by", "yanked" (false or the reason), "requires_python", "summary",
-//  "location": {"mode", "url", "remote_url"}, "metadata": {"sha256", "size", "text"},
+//  "location": {"mode", "url", "remote_url", "fetch_url"}, "metadata": {"sha256", "size", "text"},
 //  "downloads": {"total", "days": [{"day", "count"}]}, "history": [audit entries]}.
 // METADATA bytes that are not UTF-8 are shown with U+FFFD in their place.
 std::string file_detail_json(const file_detail& detail, const link_options& links);

@@ -13,6 +13,7 @@
 
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/http/conditional.hpp"
+#include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/file_descriptor.hpp"
@@ -90,6 +91,7 @@ struct remote_downloads::transfer {
     std::optional<http_target::byte_range> range;  // what the client asked for, checked against file.size
     bool keep_copy = false;                        // cache mode: keep the verified whole file
     bool private_index = false;
+    std::string github_token;  // from the settings, for a file read through GitHub's API (file.fetch_url)
 
     // Checks the remote host's status and headers against the catalog; refusals become 502.
     result<head_plan> check_head(const remote::fetch_response& head) const;
@@ -130,6 +132,12 @@ result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_res
                                                     std::to_string(file.size) + "); the asset changed since it was "
                                                                                "registered");
     }
+    if (file.fetch_url && (head.status == 401 || head.status == 403 || head.status == 404)) {
+        return make_error(error_kind::upstream,
+                          *file.fetch_url + " answered HTTP " + std::to_string(head.status) + " for " + url +
+                              ": a private repository's asset is read through GitHub's API, which needs the server's "
+                              "--github-token to be a token that can read it");
+    }
     return make_error(error_kind::upstream, url + " answered HTTP " + std::to_string(head.status));
 }
 
@@ -161,6 +169,11 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
     const auto& url = *file.remote_url;
     remote::fetch_request fetch;
     fetch.url = url;
+    if (file.fetch_url) {
+        // A private repository's asset: through the API, with the token the settings hold now.
+        fetch.url = *file.fetch_url;
+        fetch.headers = remote::asset_download_headers(github_token);
+    }
     if (range) {
         fetch.headers.emplace_back("Range", "bytes=" + std::to_string(range->first) + "-" +
                                                 std::to_string(range->first + range->length - 1));
@@ -374,6 +387,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
     if (partial) job->range = decision.range;
     job->keep_copy = file.mode == catalog::download_mode::cache;
     job->private_index = private_index;
+    if (file.fetch_url) job->github_token = context_.settings.github_token;
     {
         std::lock_guard lock(mutex_);
         if (stopping_) return busy(request, "the server is shutting down; try again shortly");

@@ -1,8 +1,9 @@
 #pragma once
 // Downloads of files whose bytes live at a remote URL (GitHub Release assets):
 //   redirect  302 to the catalog's remote_url; no byte passes through us
-//   proxy     streamed from remote_url through the server, Range passed on, the whole file's
-//             SHA-256 checked before its last bytes go out
+//   proxy     streamed from remote_url (or the row's fetch_url, GitHub's API URL of a private
+//             repository's asset, with the configured token) through the server, Range passed
+//             on, the whole file's SHA-256 checked before its last bytes go out
 //   cache     as proxy, and a whole, verified copy is kept in the blob store for next time
 // Proxied transfers run a blocking http_client fetch each on one of a bounded set of threads;
 // the client's socket pulls from a bounded queue, so a slow client slows the remote host

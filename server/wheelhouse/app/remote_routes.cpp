@@ -200,6 +200,7 @@ void remote_routes::handle(transport::incoming_request request, const http_targe
         remote::github_api github(*context_.remote, github_settings);
         remote::registrar_settings settings;
         settings.default_mode = context_.settings.remote_download_mode;
+        settings.max_file_bytes = context_.settings.max_upload_bytes;
         remote::registrar registrar(*context_.remote, ingester_, github, settings);
 
         auto response = [&]() -> outgoing_response {

@@ -76,6 +76,7 @@ result<void> open_session(remote_session& session, const config::settings& setti
     session.github.emplace(*session.client, github);
     remote::registrar_settings registrar;
     registrar.default_mode = settings.remote_download_mode;
+    registrar.max_file_bytes = settings.max_upload_bytes;
     session.registrar.emplace(*session.client, *session.ingester, *session.github, registrar);
     return {};
 }

@@ -28,6 +28,12 @@ std::string utc_time(long long unix_seconds) {
 
 }  // namespace
 
+header_list asset_download_headers(std::string_view token) {
+    header_list headers{{"Accept", "application/octet-stream"}};
+    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + std::string(token));
+    return headers;
+}
+
 std::string rate_limit_message(std::string_view reset_header, bool with_token) {
     std::string message = "GitHub's API rate limit is used up";
     if (auto reset = number(reset_header)) {

@@ -39,6 +39,11 @@ private:
     github_settings settings_;
 };
 
+// The headers that make an asset's API URL (release_asset_api_url) answer with its bytes, by a
+// redirect to the storage host, instead of its JSON: how a private repository's asset is read.
+// The token goes with them when there is one; it is only ever taken from the settings.
+header_list asset_download_headers(std::string_view token);
+
 // The message for a rate-limited answer: when it resets (from X-RateLimit-Reset, Unix seconds)
 // and what to do. Pure, for tests.
 std::string rate_limit_message(std::string_view reset_header, bool with_token);

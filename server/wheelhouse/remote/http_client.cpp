@@ -105,7 +105,7 @@ public:
     fetch_run(const client_settings& settings, ssl::context& tls, const fetch_request& request,
               const body_chunk_sink* sink, const head_callback* on_head)
         : settings_(settings), tls_(tls), request_(request), sink_(sink), on_head_(on_head),
-          deadline_(clock::now() + settings.total_timeout), chunk_(chunk_bytes) {}
+          deadline_(sink ? clock::time_point::max() : clock::now() + settings.total_timeout), chunk_(chunk_bytes) {}
 
     result<fetch_response> run() {
         for (const auto& [name, value] : request_.headers) {
@@ -328,7 +328,7 @@ private:
     const fetch_request& request_;
     const body_chunk_sink* sink_;    // null: the body is collected into response_.body
     const head_callback* on_head_;  // null or empty: no one to tell
-    const clock::time_point deadline_;
+    const clock::time_point deadline_;  // max() for a streamed body: it has no total deadline
     net::io_context io_{1};
     std::vector<char> chunk_;
     std::string first_host_;

@@ -24,7 +24,9 @@ struct client_settings {
     std::string ca_bundle;  // a PEM file; empty: the system's store
     std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
     std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};   // between two reads
-    std::chrono::milliseconds total_timeout{std::chrono::minutes(10)};  // one whole fetch
+    // One whole fetch(). fetch_to() has none: a streamed body goes at its reader's pace (a slow
+    // proxy client, a multi-GB hash pass), and read_timeout still catches a stall.
+    std::chrono::milliseconds total_timeout{std::chrono::minutes(10)};
     unsigned max_redirects = 5;
     std::string user_agent = "wheelhouse";
 };
@@ -60,8 +62,9 @@ using head_callback = std::function<result<void>(const fetch_response&)>;
 // Errors: error_kind::invalid for a URL that is malformed or off the policy (or a name that
 // resolves to a refused address), error_kind::upstream for a connection, TLS, redirect or
 // protocol failure (a body shorter than its Content-Length included), error_kind::timeout past
-// a connect, read or total deadline, error_kind::too_large past max_body. A status >= 400 is
-// not an error: the caller decides. Authorization headers go only to the first URL's host.
+// a connect, read or (fetch() only) total deadline, error_kind::too_large past max_body. A
+// status >= 400 is not an error: the caller decides. Authorization headers go only to the first
+// URL's host.
 class http_client {
 public:
     explicit http_client(client_settings settings);
@@ -71,8 +74,8 @@ public:
 
     result<fetch_response> fetch(const fetch_request& request);
 
-    // As fetch(), but the final response's body goes to `sink` chunk by chunk (no max_body),
-    // after `on_head` (when set) has seen its headers.
+    // As fetch(), but the final response's body goes to `sink` chunk by chunk (no max_body, no
+    // total deadline), after `on_head` (when set) has seen its headers.
     result<fetch_response> fetch_to(const fetch_request& request, const body_chunk_sink& sink,
                                     const head_callback& on_head = {});
 

@@ -55,11 +55,14 @@ std::string lower(std::string text) {
 error status_error(unsigned status, std::string_view url) {
     const std::string where = "the asset URL " + std::string(url);
     if (status == 404 || status == 410) {
-        return invalid(where + " answered " + std::to_string(status) + ": there is no such asset; check the URL");
+        return invalid(where + " answered " + std::to_string(status) +
+                       ": there is no such asset, or it is a private repository's, which needs a GitHub token that "
+                       "can read it (--github-token); check the URL");
     }
     if (status == 401 || status == 403) {
         return invalid(where + " answered " + std::to_string(status) +
-                       ": the asset is not public; only assets that can be downloaded without credentials can be registered");
+                       ": the asset is not public; a private repository's asset needs a GitHub token that can read "
+                       "it (--github-token)");
     }
     return make_error(error_kind::upstream, where + " answered " + std::to_string(status) + "; try again later");
 }
@@ -121,28 +124,40 @@ public:
         return std::move(response->body);
     }
 
-    // One pass over the whole asset: its sha256 and size; each chunk also goes to `copy`.
-    result<std::pair<std::string, std::uint64_t>> hash_all(const body_chunk_sink& copy = {}) {
+    // One pass over the whole asset: its sha256 and size; each chunk also goes to `copy`. More
+    // than `limit` bytes, announced or sent, stop it with too_large before they are read.
+    result<std::pair<std::string, std::uint64_t>> hash_all(std::uint64_t limit, const body_chunk_sink& copy = {}) {
         auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
         if (!hasher) return hasher.error();
         std::uint64_t size = 0;
         fetch_request request;
         request.url = fetch_url_;
         request.headers = headers_;
+        // "<url> announces N bytes": the caller says whose limit it is.
+        const auto past_limit = [&](const std::string& what) { return make_error(error_kind::too_large, url_ + " " + what); };
         auto response = client_.fetch_to(
             request,
             [&](std::span<const char> chunk) -> result<void> {
-                hasher->update(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
                 size += chunk.size();
+                if (size > limit) return past_limit("sent more than " + std::to_string(limit) + " bytes");
+                hasher->update(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
                 if (copy) return copy(chunk);
                 return {};
             },
             [&](const fetch_response& head) -> result<void> {
                 if (head.status != 200) return status_error(head.status, url_);
+                const auto announced = head.header("content-length");
+                std::uint64_t length = 0;
+                const auto [end, code] = std::from_chars(announced.data(), announced.data() + announced.size(), length);
+                if (code == std::errc{} && end == announced.data() + announced.size() && length > limit)
+                    return past_limit("announces " + std::string(announced) + " bytes");
                 return {};
             });
         ++requests_;
-        if (!response) return response.error();
+        if (!response) {
+            bytes_ += size;  // what arrived before it stopped: a report of the traffic, not of success
+            return response.error();
+        }
         bytes_ += response->bytes_read;
         if (response->status != 200) return status_error(response->status, url_);
         return std::pair{hasher->finish_hex(), size};
@@ -179,6 +194,25 @@ private:
     std::uint64_t bytes_ = 0;
     std::uint64_t requests_ = 0;
 };
+
+struct listed_asset {
+    repository_name repository;
+    release_asset asset;
+};
+
+// GitHub's record of the release asset that `url` downloads: its size, digest and id. nullopt
+// for a URL that is no release download, or an asset its release does not list.
+result<std::optional<listed_asset>> find_listed_asset(github_api& github, const std::string& url) {
+    auto download = parse_release_download_url(url, github.settings().api_url);
+    if (!download) return std::optional<listed_asset>();
+    auto found = github.release_by_tag(download->repository, download->tag);
+    if (!found) return found.error();
+    for (auto& asset : found->assets) {
+        if (asset.name == download->filename)
+            return std::optional<listed_asset>(listed_asset{download->repository, std::move(asset)});
+    }
+    return std::optional<listed_asset>();
+}
 
 }  // namespace
 
@@ -243,7 +277,24 @@ registration_report registrar::register_asset(const registration_request& reques
         }
     }
 
-    asset_reader reader(client_, request.url, request.fetch_url, request.fetch_headers);
+    // With a token the asset may be a private repository's, whose bytes come only through the
+    // API: its id names it there. GitHub's record then also gives the digest below.
+    std::optional<listed_asset> listed;
+    bool asked_github = false;
+    std::string fetch_url = request.fetch_url;
+    header_list fetch_headers = request.fetch_headers;
+    if (fetch_url.empty() && request.ask_github && !github_.settings().token.empty()) {
+        auto found = find_listed_asset(github_, request.url);
+        if (!found) return reject(found.error());
+        asked_github = true;
+        listed = std::move(*found);
+        if (listed) {
+            fetch_url = release_asset_api_url(github_.settings().api_url, listed->repository, listed->asset.id);
+            fetch_headers = asset_download_headers(github_.settings().token);
+        }
+    }
+
+    asset_reader reader(client_, request.url, fetch_url, fetch_headers);
     auto record_traffic = [&] {
         report.bytes_transferred = reader.bytes();
         report.requests = reader.requests();
@@ -254,24 +305,32 @@ registration_report registrar::register_asset(const registration_request& reques
     auto tail = reader.probe_tail(probe_size);
     if (!tail && reader.ignored_range() && report.sha256.empty()) {
         // The whole asset has to be read for its sha256 anyway: read it once, into a spool
-        // file, and check it as an upload is checked (RECORD's hashes included).
+        // file, and check it as an upload is checked (RECORD's hashes included). Its size is
+        // unknown until then, so the upload limit bounds the spool, which goes with `spool`.
         auto spool = ingester_.store().create_spool();
         if (!spool) return reject(spool.error());
         std::ofstream out(spool->path(), std::ios::binary | std::ios::trunc);
-        auto hashed = reader.hash_all([&](std::span<const char> chunk) -> result<void> {
+        auto hashed = reader.hash_all(settings_.max_file_bytes, [&](std::span<const char> chunk) -> result<void> {
             out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
             if (!out) return make_error(error_kind::internal, "writing " + spool->path().string() + " failed");
             return {};
         });
         out.close();
         record_traffic();
+        if (!hashed && hashed.error().kind == error_kind::too_large) {
+            return reject(make_error(error_kind::too_large,
+                                     "the whole asset has to be read for its sha256, but " + hashed.error().message +
+                                         ": more than this index takes for a file (max-upload-size: " +
+                                         std::to_string(settings_.max_file_bytes) +
+                                         " bytes, as for uploads); nothing was registered"));
+        }
         if (!hashed) return reject(hashed.error());
         report.sha256 = hashed->first;
         report.sha256_source = digest_source::computed;
         report.size = hashed->second;
         auto whole = ingest::validate_wheel(spool->path(), *wheel, settings_.limits);
         if (!whole) return reject(whole.error());
-        return finish(std::move(report), *wheel, *whole, request);
+        return finish(std::move(report), *wheel, *whole, request, fetch_url);
     }
     if (!tail) {
         record_traffic();
@@ -287,28 +346,34 @@ registration_report registrar::register_asset(const registration_request& reques
 
     // The digest: given, else GitHub's for a release asset, else the bytes themselves.
     if (report.sha256.empty() && request.ask_github) {
-        if (auto download = parse_release_download_url(request.url, github_.settings().api_url)) {
-            auto found = github_.release_by_tag(download->repository, download->tag);
+        if (!asked_github) {
+            auto found = find_listed_asset(github_, request.url);
             if (!found) return reject(found.error());
-            for (const auto& asset : found->assets) {
-                if (asset.name != download->filename) continue;
-                if (asset.size != report.size) {
-                    return reject(make_error(error_kind::upstream,
-                                             "GitHub's API says " + asset.name + " is " + std::to_string(asset.size) +
-                                                 " bytes, but its download is " + std::to_string(report.size) +
-                                                 " bytes; was the asset replaced? Try again"));
-                }
-                if (asset.sha256) {
-                    report.sha256 = *asset.sha256;
-                    report.sha256_source = digest_source::github_api;
-                }
+            listed = std::move(*found);
+        }
+        if (listed) {
+            const auto& asset = listed->asset;
+            if (asset.size != report.size) {
+                return reject(make_error(error_kind::upstream,
+                                         "GitHub's API says " + asset.name + " is " + std::to_string(asset.size) +
+                                             " bytes, but its download is " + std::to_string(report.size) +
+                                             " bytes; was the asset replaced? Try again"));
+            }
+            if (asset.sha256) {
+                report.sha256 = *asset.sha256;
+                report.sha256_source = digest_source::github_api;
             }
         }
     }
     const bool stream = report.sha256.empty() || request.verify;
     if (stream) {
-        auto hashed = reader.hash_all();
+        auto hashed = reader.hash_all(report.size);
         record_traffic();
+        if (!hashed && hashed.error().kind == error_kind::too_large) {
+            return reject(make_error(error_kind::upstream, hashed.error().message + ", but its Range answers said " +
+                                                               std::to_string(report.size) +
+                                                               "; it changed or the server lies; nothing was registered"));
+        }
         if (!hashed) return reject(hashed.error());
         if (hashed->second != report.size) {
             return reject(make_error(error_kind::upstream, "the asset's download held " + std::to_string(hashed->second) +
@@ -324,13 +389,15 @@ registration_report registrar::register_asset(const registration_request& reques
         report.sha256 = hashed->first;
     }
 
-    return finish(std::move(report), *wheel, *validated, request);
+    return finish(std::move(report), *wheel, *validated, request, fetch_url);
 }
 
 registration_report registrar::finish(registration_report report, const pep427::wheel_filename& wheel,
-                                      const ingest::validated_wheel& validated, const registration_request& request) {
+                                      const ingest::validated_wheel& validated, const registration_request& request,
+                                      const std::string& fetch_url) {
     ingest::remote_file remote;
     remote.url = request.url;
+    if (!fetch_url.empty()) remote.fetch_url = fetch_url;
     remote.mode = report.mode;
     remote.sha256 = report.sha256;
     remote.size = report.size;

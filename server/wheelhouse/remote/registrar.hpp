@@ -36,7 +36,9 @@ struct registration_request {
     bool verify = false;  // stream the whole asset and hold it to the digest even when one is known
     std::optional<std::string> actor;  // token name, or "cli"
     // Where the bytes are read from when that is not `url`: a private repository's asset
-    // through the API, with its token. Only the first host sees `fetch_headers`.
+    // through the API, with its token. Only the first host sees its Authorization. Kept in the
+    // row (without the headers) for proxy and cache downloads. Empty, with a GitHub token
+    // configured and `ask_github`, the registrar asks the API for the asset's URL itself.
     std::string fetch_url;
     header_list fetch_headers;
 };
@@ -58,6 +60,9 @@ struct registration_report {
 struct registrar_settings {
     catalog::download_mode default_mode = catalog::download_mode::redirect;
     ingest::archive_limits limits;
+    // The largest file the index takes (max-upload-size, as for uploads): a registration that
+    // has to read a whole asset of unknown size stops past it.
+    std::uint64_t max_file_bytes = 4ull << 30;
 };
 
 class registrar {
@@ -70,9 +75,11 @@ public:
     registration_report register_asset(const registration_request& request);
 
 private:
-    // The catalog row for a validated asset whose sha256 and size `report` holds.
+    // The catalog row for a validated asset whose sha256 and size `report` holds; its bytes
+    // were read from `fetch_url` (empty: from request.url).
     registration_report finish(registration_report report, const pep427::wheel_filename& wheel,
-                               const ingest::validated_wheel& validated, const registration_request& request);
+                               const ingest::validated_wheel& validated, const registration_request& request,
+                               const std::string& fetch_url);
 
     http_client& client_;
     ingest::ingester& ingester_;

@@ -43,8 +43,7 @@ result<import_report> import_release(github_api& github, registrar& registrar, c
         if (!github.settings().token.empty()) {
             // A private repository's asset downloads only through the API, with the token.
             one.fetch_url = release_asset_api_url(github.settings().api_url, request.repository, asset.id);
-            one.fetch_headers = {{"Accept", "application/octet-stream"},
-                                 {"Authorization", "Bearer " + github.settings().token}};
+            one.fetch_headers = asset_download_headers(github.settings().token);
         }
         one.mode = request.mode;
         one.verify = request.verify;
