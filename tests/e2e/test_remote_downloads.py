@@ -383,3 +383,37 @@ def test_a_private_release_downloads_through_proxy_and_cache(wheelhouse_bin, fak
                    and entry["status"] == 302 for entry in reads), reads
     assert storage_gets(log) and all(entry["authorization"] is None for entry in log if entry["host"] == "storage")
     assert not any("/releases/download/" in entry["path"] for entry in log), log
+
+
+def test_a_public_release_stays_off_the_api_when_a_token_is_configured(wheelhouse_bin, fake_github, start_server,
+                                                                       tmp_path):
+    """A token is for the private repositories; a public asset downloads without it, so its row keeps
+    no API URL and a proxied download never costs an API request (each counts against the token's
+    rate limit)."""
+    dist = tmp_path / "dist"
+    imported_wheel = native_wheel(dist, "public-imported", "1.0", 30)
+    registered_wheel = native_wheel(dist, "public-registered", "1.0", 31)
+    fake_github.set(token="s3cret")
+    fake_github.add_release("org", "open", "v1", [imported_wheel])
+    fake_github.add_release("org", "open", "v2", [registered_wheel])
+    data = tmp_path / "data"
+    with_token = [*fake_github.server_flags(), "--github-token", "s3cret"]
+    imported = run(wheelhouse_bin, "import-release", "--data", data, *with_token, "--mode", "proxy", "org/open", "v1")
+    assert imported.returncode == 0 and imported.stdout.startswith("added"), imported.stdout + imported.stderr
+    registered = run(wheelhouse_bin, "register", "--data", data, *with_token, "--mode", "proxy",
+                     fake_github.download_url("org", "open", "v2", registered_wheel.name))
+    assert registered.returncode == 0 and registered.stdout.startswith("added"), registered.stdout + registered.stderr
+    with sqlite3.connect(f"file:{data / 'catalog.db'}?mode=ro", uri=True) as db:
+        rows = dict(db.execute("SELECT filename, fetch_url FROM files").fetchall())
+    assert rows == {imported_wheel.name: None, registered_wheel.name: None}
+
+    fake_github.clear_log()
+    server = start_server(data, *with_token)
+    for wheel in (imported_wheel, registered_wheel):
+        out = tmp_path / wheel.name
+        assert curl(file_url(server, wheel), out) == (0, 200, wheel.stat().st_size)
+        assert sha256_of(out) == sha256_of(wheel)
+    log = fake_github.log()
+    assert [entry for entry in log if "/releases/download/" in entry["path"]], log
+    assert not any("/releases/assets/" in entry["path"] for entry in log), log
+    assert all(entry["authorization"] is None for entry in log), log

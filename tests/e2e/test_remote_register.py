@@ -395,12 +395,14 @@ def test_one_private_asset_registers_through_the_api_with_the_token(wheelhouse_b
     detail = json.loads(server.get(f"/api/v1/files/{wheel.name}").read())
     assert detail["location"]["remote_url"] == url and detail["location"]["fetch_url"] == asset["url"], detail
 
-    # The bytes were read through the asset's API URL with the token, which stayed off storage.
+    # The asset's own URL was tried once, without credentials, and refused; the bytes then came
+    # through the asset's API URL with the token, which stayed off storage.
     log = fake_github.log()
     reads = [entry for entry in log if entry["path"] == urllib.parse.urlsplit(asset["url"]).path]
     assert reads and all(entry["authorization"] == "Bearer s3cret" and entry["accept"] == "application/octet-stream"
                          for entry in reads), log
-    assert not any("/releases/download/" in entry["path"] for entry in log), log
+    public = [entry for entry in log if "/releases/download/" in entry["path"]]
+    assert [(entry["status"], entry["authorization"]) for entry in public] == [(404, None)], log
     assert all(entry["authorization"] is None for entry in log if entry["host"] == "storage")
 
 

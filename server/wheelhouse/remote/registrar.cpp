@@ -70,15 +70,24 @@ error status_error(unsigned status, std::string_view url) {
 // Per registration: the asset's requests and what they transferred.
 class asset_reader {
 public:
-    // `url` names the asset in messages; its bytes come from `fetch_url` with `headers` (the
-    // API's asset URL and token for a private repository), or from `url` itself.
-    asset_reader(http_client& client, std::string url, std::string fetch_url, header_list headers)
-        : client_(client), url_(std::move(url)), fetch_url_(fetch_url.empty() ? url_ : std::move(fetch_url)),
-          headers_(std::move(headers)) {}
+    // `url` names the asset and is read first, without credentials. Only when it refuses them
+    // (a private repository's asset) are the bytes read from `api_url` with `api_headers` (the
+    // asset's API URL and the token): an API download counts against the token's rate limit,
+    // so a public asset must never be proxied through it.
+    asset_reader(http_client& client, std::string url, std::string api_url, header_list api_headers)
+        : client_(client), url_(std::move(url)), fetch_url_(url_), api_url_(std::move(api_url)),
+          api_headers_(std::move(api_headers)) {}
 
     // The final bytes and the total size, from a suffix Range request.
     result<std::pair<std::uint64_t, std::string>> probe_tail(std::uint64_t tail_size) {
-        auto response = ranged(tail_size, "bytes=-" + std::to_string(tail_size), fetch_url_, headers_);
+        const auto suffix = "bytes=-" + std::to_string(tail_size);
+        auto response = ranged(tail_size, suffix, fetch_url_, headers_);
+        if (!response && !api_url_.empty() &&
+            (last_status_ == 401 || last_status_ == 403 || last_status_ == 404)) {
+            fetch_url_ = api_url_;
+            headers_ = api_headers_;
+            response = ranged(tail_size, suffix, fetch_url_, headers_);
+        }
         if (!response) {
             if (response.error().kind == error_kind::too_large) {
                 ignored_range_ = true;
@@ -163,6 +172,8 @@ public:
         return std::pair{hasher->finish_hex(), size};
     }
 
+    // Where the bytes came from when that was not the asset's own URL: the API URL to keep.
+    std::string api_url_used() const { return fetch_url_ == url_ ? std::string() : fetch_url_; }
     bool ignored_range() const noexcept { return ignored_range_; }
     std::uint64_t bytes() const noexcept { return bytes_; }
     std::uint64_t requests() const noexcept { return requests_; }
@@ -178,6 +189,7 @@ private:
         request.max_body = length;
         auto response = client_.fetch(request);
         ++requests_;
+        last_status_ = response ? response->status : 0;
         if (!response) return response.error();
         bytes_ += response->bytes_read;
         if (response->status != 206 && response->status != 200) return status_error(response->status, url_);
@@ -188,6 +200,9 @@ private:
     std::string url_;
     std::string fetch_url_;
     header_list headers_;
+    std::string api_url_;
+    header_list api_headers_;
+    unsigned last_status_ = 0;
     std::string read_url_;
     std::uint64_t total_ = 0;
     bool ignored_range_ = false;
@@ -278,7 +293,8 @@ registration_report registrar::register_asset(const registration_request& reques
     }
 
     // With a token the asset may be a private repository's, whose bytes come only through the
-    // API: its id names it there. GitHub's record then also gives the digest below.
+    // API: its id names it there (the reader goes there only if the asset's URL refuses it).
+    // GitHub's record then also gives the digest below.
     std::optional<listed_asset> listed;
     bool asked_github = false;
     std::string fetch_url = request.fetch_url;
@@ -330,7 +346,7 @@ registration_report registrar::register_asset(const registration_request& reques
         report.size = hashed->second;
         auto whole = ingest::validate_wheel(spool->path(), *wheel, settings_.limits);
         if (!whole) return reject(whole.error());
-        return finish(std::move(report), *wheel, *whole, request, fetch_url);
+        return finish(std::move(report), *wheel, *whole, request, reader.api_url_used());
     }
     if (!tail) {
         record_traffic();
@@ -389,7 +405,7 @@ registration_report registrar::register_asset(const registration_request& reques
         report.sha256 = hashed->first;
     }
 
-    return finish(std::move(report), *wheel, *validated, request, fetch_url);
+    return finish(std::move(report), *wheel, *validated, request, reader.api_url_used());
 }
 
 registration_report registrar::finish(registration_report report, const pep427::wheel_filename& wheel,

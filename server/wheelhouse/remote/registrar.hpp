@@ -35,10 +35,11 @@ struct registration_request {
     bool ask_github = true;  // look a release asset's digest up in GitHub's API when none is given
     bool verify = false;  // stream the whole asset and hold it to the digest even when one is known
     std::optional<std::string> actor;  // token name, or "cli"
-    // Where the bytes are read from when that is not `url`: a private repository's asset
-    // through the API, with its token. Only the first host sees its Authorization. Kept in the
-    // row (without the headers) for proxy and cache downloads. Empty, with a GitHub token
-    // configured and `ask_github`, the registrar asks the API for the asset's URL itself.
+    // Where the bytes are read from when `url` refuses them without credentials: a private
+    // repository's asset through the API, with its token. Only the first host sees its
+    // Authorization. Kept in the row (without the headers) for proxy and cache downloads only
+    // when it was needed. Empty, with a GitHub token configured and `ask_github`, the registrar
+    // asks the API for the asset's URL itself.
     std::string fetch_url;
     header_list fetch_headers;
 };
