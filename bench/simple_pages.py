@@ -4,7 +4,8 @@
 Generates (or reuses) a corpus of real wheels, ingests it with `wheelhouse ingest`, starts
 `wheelhouse serve`, fetches every page the load will ask for and writes those exact bytes as
 static files for an nginx started beside it, then runs wrk against both, alternately, for each
-scenario: the project list (/simple/), one project page, and a random mix of every project page,
+scenario: the project list (/simple/), one project page, a random mix of every project page, and
+the same mix in one variant index (/variants/cu128/simple/<project>/),
 in JSON (pip's Accept header) and in HTML. Everything listens on 127.0.0.1 only, and every load
 is bounded by --duration.
 
@@ -407,16 +408,18 @@ def ingest(args: argparse.Namespace, corpus: pathlib.Path, summary: dict, data: 
     return result
 
 
-def scenario_paths(projects: list[str]) -> dict[str, list[str]]:
+def scenario_paths(projects: list[str], selector: str) -> dict[str, list[str]]:
     pinned = PINNED_PROJECT if PINNED_PROJECT in projects else projects[0]
     return {
         "index": ["/simple/"],
         "project": [f"/simple/{pinned}/"],
         "mix": [f"/simple/{project}/" for project in projects],
+        # Every project's page in one variant index: its best fits and pure files, from the cache.
+        "variant": [f"/variants/{selector}/simple/{project}/" for project in projects],
     }
 
 
-def mirror_pages(port: int, projects: list[str], formats: list[str], roots: pathlib.Path) -> dict[str, dict]:
+def mirror_pages(port: int, paths: list[str], formats: list[str], roots: pathlib.Path) -> dict[str, dict]:
     """Fetches every page in each format from wheelhouse and writes it where nginx serves it.
     Returns, per format, the headers nginx must send alike and the bytes written."""
     sites = {}
@@ -426,7 +429,7 @@ def mirror_pages(port: int, projects: list[str], formats: list[str], roots: path
         extension = page_format
         content_type = cache_control = None
         total = 0
-        for path in ["/simple/"] + [f"/simple/{project}/" for project in projects]:
+        for path in paths:
             connection.request("GET", path, headers={"Accept": FORMATS[page_format]})
             response = connection.getresponse()
             body = response.read()
@@ -521,13 +524,17 @@ def benchmark(args: argparse.Namespace) -> dict:
         print(f"serve: listening after {server.startup_listening_s * 1000:.0f} ms, first 200 on /simple/ after "
               f"{server.startup_first_page_s * 1000:.0f} ms, RSS {server.memory()['VmRSS'] / 1024:.1f} MB")
 
-        paths = scenario_paths(projects)
-        path_file = scratch / "mix-paths.txt"
-        path_file.write_text("".join(path + "\n" for path in paths["mix"]))
-        mix_script = scratch / "mix.lua"
-        mix_script.write_text(MIX_SCRIPT % {"path_file": json.dumps(str(path_file))})
+        paths = scenario_paths(projects, args.variant_selector)
+        scripts = {}  # the scenarios that draw a page at random for each request
+        for scenario in ("mix", "variant"):
+            path_file = scratch / f"{scenario}-paths.txt"
+            path_file.write_text("".join(path + "\n" for path in paths[scenario]))
+            scripts[scenario] = scratch / f"{scenario}.lua"
+            scripts[scenario].write_text(MIX_SCRIPT % {"path_file": json.dumps(str(path_file))})
+        mix_script = scripts["mix"]
+        every_page = ["/simple/"] + paths["mix"] + paths["variant"]
 
-        sites = mirror_pages(server.port, projects, args.formats, scratch / "roots")
+        sites = mirror_pages(server.port, every_page, args.formats, scratch / "roots")
         report["pages"] = {fmt: {"content_type": site["content_type"], "bytes": site["bytes"],
                                  "index_bytes": (pathlib.Path(site["root"]) / "simple" /
                                                  f"index.{site['extension']}").stat().st_size}
@@ -535,7 +542,7 @@ def benchmark(args: argparse.Namespace) -> dict:
         report["rss_kib_after_fetching_every_page"] = server.memory()["VmRSS"]
         nginx = Nginx(scratch / "nginx", args.threads, sites, args.nice)
         nginx.start()
-        check_nginx_serves_same_bytes(sites, ["/simple/"] + paths["mix"])
+        check_nginx_serves_same_bytes(sites, every_page)
 
         targets = {"nginx": lambda fmt: sites[fmt]["port"], "wheelhouse": lambda fmt: server.port}
         meters = {"nginx": nginx, "wheelhouse": server}
@@ -546,7 +553,7 @@ def benchmark(args: argparse.Namespace) -> dict:
 
         rows = []
         for page_format in args.formats:
-            for scenario in ("index", "project", "mix"):
+            for scenario in ("index", "project", "mix", "variant"):
                 label = f"{scenario} ({page_format})" if scenario != "project" else \
                     f"project {paths['project'][0]} ({page_format})"
                 runs: dict[str, list[dict]] = {"nginx": [], "wheelhouse": []}
@@ -555,10 +562,10 @@ def benchmark(args: argparse.Namespace) -> dict:
                     order = ("nginx", "wheelhouse") if round_number % 2 == 0 else ("wheelhouse", "nginx")
                     for name in order:
                         url = f"http://127.0.0.1:{targets[name](page_format)}"
-                        url += "/" if scenario == "mix" else paths[scenario][0]
+                        url += "/" if scenario in scripts else paths[scenario][0]
                         cpu_before = meters[name].cpu()
                         run = run_wrk(url, FORMATS[page_format], args, args.duration,
-                                      mix_script if scenario == "mix" else None)
+                                      scripts.get(scenario))
                         cpu_after = meters[name].cpu()
                         run["cpu_user_seconds"] = cpu_after[0] - cpu_before[0]
                         run["cpu_system_seconds"] = cpu_after[1] - cpu_before[1]
@@ -617,6 +624,8 @@ def main() -> None:
                         help="nice value for wrk and both servers alike; below 0 (as root) shields the "
                              "measurement from other work on the machine")
     parser.add_argument("--formats", default="json,html", help="page formats to load: json (pip's Accept), html")
+    parser.add_argument("--variant-selector", default="cu128",
+                        help="the variant index of the 'variant' scenario (every project's page in it)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--payload-bytes", type=int, default=2048)
     parser.add_argument("--ingest-jobs", type=int, default=0, help="wheelhouse ingest --jobs (default: its own)")
