@@ -19,10 +19,9 @@ import argparse
 import json
 import pathlib
 import tempfile
-import time
 import urllib.request
 
-from simple_pages import REPO_ROOT, Wheelhouse, ingest, load_average, prepare_corpus, run_wrk
+from simple_pages import REPO_ROOT, Wheelhouse, ingest, load_average, prepare_corpus, run_wrk, save_results
 
 QUERIES = {
     "first page, by name": "/api/v1/projects?per_page=50",
@@ -87,11 +86,7 @@ def main() -> None:
         print(f"| {row['query']} | {row['total']:,} | {one['requests_per_second']:,.0f}, "
               f"{one['latency_p50_us'] / 1000:.2f} ms, {one['latency_p99_us'] / 1000:.2f} ms | "
               f"{many['requests_per_second']:,.0f}, {many['latency_p99_us'] / 1000:.2f} ms |")
-    results = REPO_ROOT / "bench" / "results"
-    results.mkdir(exist_ok=True)
-    out = results / f"admin-projects-{args.projects}-{time.strftime('%Y%m%dT%H%M%S')}.json"
-    out.write_text(json.dumps(report, indent=1))
-    print(f"\nwritten: {out.relative_to(REPO_ROOT)}")
+    print(f"\nwritten: {save_results(report, f'admin-projects-{args.projects}').relative_to(REPO_ROOT)}")
 
 
 if __name__ == "__main__":

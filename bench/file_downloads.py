@@ -17,7 +17,6 @@ servers are stopped when the script ends, also on failure.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
 import shutil
@@ -28,7 +27,7 @@ import tempfile
 import time
 
 from simple_pages import (REPO_ROOT, Wheelhouse, children_of, cpu_seconds, free_port, load_average, proc_status,
-                          run_wrk)
+                          run_wrk, save_results)
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "e2e"))
 from wheelbuilder import build_wheel  # noqa: E402
@@ -147,11 +146,7 @@ def main() -> None:
     print(f"| 256 MiB wheel, one curl, MB/s | {n:,.0f} | {w:,.0f} | {w / n:.2f} |")
     print(f"\nwheelhouse RSS at the end: {report['wheelhouse_rss_kib']['VmRSS'] / 1024:.1f} MiB "
           f"(peak {report['wheelhouse_rss_kib']['VmHWM'] / 1024:.1f} MiB)")
-    results = REPO_ROOT / "bench" / "results"
-    results.mkdir(exist_ok=True)
-    out = results / f"file-downloads-{time.strftime('%Y%m%dT%H%M%S')}.json"
-    out.write_text(json.dumps(report, indent=1))
-    print(f"written: {out.relative_to(REPO_ROOT)}")
+    print(f"written: {save_results(report, 'file-downloads').relative_to(REPO_ROOT)}")
 
 
 if __name__ == "__main__":

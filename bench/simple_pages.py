@@ -88,6 +88,14 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def save_results(report: dict, name: str, folder: pathlib.Path = BENCH_DIR / "results") -> pathlib.Path:
+    """Writes every raw figure of a run to <folder>/<name>-<time>.json (bench/results/ is not committed)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{name}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    out.write_text(json.dumps(report, indent=1))
+    return out
+
+
 def load_average() -> list[float]:
     return [float(value) for value in pathlib.Path("/proc/loadavg").read_text().split()[:3]]
 
@@ -650,10 +658,7 @@ def main() -> None:
             parser.error(f"{tool} is not on PATH (Debian: apt-get install {tool} nginx-light)")
 
     report = benchmark(args)
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    out = args.results_dir / f"simple-pages-{args.projects}x{args.wheels_per_project}-{stamp}.json"
-    out.write_text(json.dumps(report, indent=1))
+    out = save_results(report, f"simple-pages-{args.projects}x{args.wheels_per_project}", args.results_dir)
     setup = report["setup"]
     print()
     print(f"{setup['wheels']:,} wheels ({args.projects} projects x {args.wheels_per_project}); "

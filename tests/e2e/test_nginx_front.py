@@ -183,12 +183,17 @@ def test_plain_http_redirects_to_https(front):
     assert result.stdout == "301 https://127.0.0.1/simple/", result.stdout + result.stderr
 
 
-def test_simple_pages_are_cached_and_revalidated_by_etag(front, tmp_path):
-    nginx, backend, token, cert = front
-    wheel = build_wheel(tmp_path, "kernels", "2.0.0")
+def upload_through(front, wheel) -> None:
+    """PUTs `wheel` through the TLS front with the upload token; it must be new (201)."""
+    nginx, _, token, cert = front
     status, body = curl("--cacert", str(cert), "-u", f"__token__:{token}", "-T", str(wheel),
                         nginx.url + "api/v1/files/" + wheel.name)
     assert status == 201, body
+
+
+def test_simple_pages_are_cached_and_revalidated_by_etag(front, tmp_path):
+    nginx, backend, token, cert = front
+    upload_through(front, build_wheel(tmp_path, "kernels", "2.0.0"))
 
     page = nginx.url + "simple/kernels/"
     status, first, json_body = fetch(page, cert, {"Accept": PIP_ACCEPT})
@@ -217,10 +222,7 @@ def test_simple_pages_are_cached_and_revalidated_by_etag(front, tmp_path):
 
 def test_old_pip_has_its_own_cache_entry_and_other_user_agents_share_one(front, tmp_path):
     nginx, backend, token, cert = front
-    wheel = build_wheel(tmp_path, "kernels", "2.1.0")
-    status, body = curl("--cacert", str(cert), "-u", f"__token__:{token}", "-T", str(wheel),
-                        nginx.url + "api/v1/files/" + wheel.name)
-    assert status == 201, body
+    upload_through(front, build_wheel(tmp_path, "kernels", "2.1.0"))
 
     page = nginx.url + "simple/kernels/"
     # Served from the cache, fresh or revalidated (wheelhouse's max-age here is one second).

@@ -328,6 +328,22 @@ def test_proxied_downloads_beyond_the_limit_get_503(remote_index, fake_github, t
     assert sha256_of(out) == sha256_of(other)
 
 
+def import_and_register(wheelhouse_bin, fake_github, data: pathlib.Path, release: tuple[str, str, str],
+                        import_mode: str, one: tuple[str, str, pathlib.Path], register_mode: str) -> dict:
+    """`import-release OWNER/REPO TAG` of `release` and `register` of the asset `one` (repository,
+    tag, wheel), both with the server's GitHub token; returns each file's fetch_url by filename."""
+    with_token = [*fake_github.server_flags(), "--github-token", "s3cret"]
+    owner_repo, tag = f"{release[0]}/{release[1]}", release[2]
+    imported = run(wheelhouse_bin, "import-release", "--data", data, *with_token, "--mode", import_mode, owner_repo, tag)
+    assert imported.returncode == 0 and imported.stdout.startswith("added"), imported.stdout + imported.stderr
+    repository, asset_tag, wheel = one
+    registered = run(wheelhouse_bin, "register", "--data", data, *with_token, "--mode", register_mode,
+                     fake_github.download_url(*repository.split("/"), asset_tag, wheel.name))
+    assert registered.returncode == 0 and registered.stdout.startswith("added"), registered.stdout + registered.stderr
+    with sqlite3.connect(f"file:{data / 'catalog.db'}?mode=ro", uri=True) as db:
+        return dict(db.execute("SELECT filename, fetch_url FROM files").fetchall())
+
+
 def test_a_private_release_downloads_through_proxy_and_cache(wheelhouse_bin, fake_github, start_server, pip,
                                                              tmp_path):
     """A private repository's assets can be read only through GitHub's API with a token: the row
@@ -343,15 +359,9 @@ def test_a_private_release_downloads_through_proxy_and_cache(wheelhouse_bin, fak
         api_urls[wheel.name] = asset["url"]
     data = tmp_path / "data"
     with_token = [*fake_github.server_flags(), "--github-token", "s3cret"]
-    imported = run(wheelhouse_bin, "import-release", "--data", data, *with_token, "--mode", "proxy", "org/private", "v1")
-    assert imported.returncode == 0 and imported.stdout.startswith("added"), imported.stdout + imported.stderr
-    # One asset alone: the registrar asks the API for the asset's id, and reads it through the API.
-    registered = run(wheelhouse_bin, "register", "--data", data, *with_token, "--mode", "cache",
-                     fake_github.download_url("org", "private", "v2", cached.name))
-    assert registered.returncode == 0 and registered.stdout.startswith("added"), registered.stdout + registered.stderr
-
-    with sqlite3.connect(f"file:{data / 'catalog.db'}?mode=ro", uri=True) as db:
-        rows = dict(db.execute("SELECT filename, fetch_url FROM files").fetchall())
+    # The one asset registered alone: the registrar asks the API for its id, and reads it there.
+    rows = import_and_register(wheelhouse_bin, fake_github, data, ("org", "private", "v1"), "proxy",
+                               ("org/private", "v2", cached), "cache")
     assert rows == api_urls
     assert not any(b"s3cret" in path.read_bytes() for path in data.rglob("*") if path.is_file())
 
@@ -398,13 +408,8 @@ def test_a_public_release_stays_off_the_api_when_a_token_is_configured(wheelhous
     fake_github.add_release("org", "open", "v2", [registered_wheel])
     data = tmp_path / "data"
     with_token = [*fake_github.server_flags(), "--github-token", "s3cret"]
-    imported = run(wheelhouse_bin, "import-release", "--data", data, *with_token, "--mode", "proxy", "org/open", "v1")
-    assert imported.returncode == 0 and imported.stdout.startswith("added"), imported.stdout + imported.stderr
-    registered = run(wheelhouse_bin, "register", "--data", data, *with_token, "--mode", "proxy",
-                     fake_github.download_url("org", "open", "v2", registered_wheel.name))
-    assert registered.returncode == 0 and registered.stdout.startswith("added"), registered.stdout + registered.stderr
-    with sqlite3.connect(f"file:{data / 'catalog.db'}?mode=ro", uri=True) as db:
-        rows = dict(db.execute("SELECT filename, fetch_url FROM files").fetchall())
+    rows = import_and_register(wheelhouse_bin, fake_github, data, ("org", "open", "v1"), "proxy",
+                               ("org/open", "v2", registered_wheel), "proxy")
     assert rows == {imported_wheel.name: None, registered_wheel.name: None}
 
     fake_github.clear_log()
