@@ -53,7 +53,7 @@ function releaseSection(project, release, install) {
               on: {click: () => showInstall(install, project, build)}}, 'install'))));
       })))));
   return el('section', {class: 'release'},
-    el('h2', null, release.version, el('span', {class: 'muted small'}, ` ${release.builds.length} files`)),
+    el('h2', null, release.version, el('span', {class: 'muted small'}, ` ${release.builds.length} ${release.builds.length === 1 ? 'file' : 'files'}`)),
     el('div', {class: 'table-wrap'}, table));
 }
 
