@@ -17,7 +17,7 @@ test_server::test_server(server_settings settings) {
     auto opened = catalog::catalog::open(data_.path() / "catalog.db");
     REQUIRE(opened);
     catalog_ = std::move(opened).value();
-    application_ = std::make_unique<app::application>(*catalog_, *blobs_, settings.app);
+    application_ = std::make_unique<app::application>(*catalog_, *blobs_, settings.app, settings.extra_routes);
 
     transport::server_options options;
     options.host = "127.0.0.1";

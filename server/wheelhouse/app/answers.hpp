@@ -1,11 +1,13 @@
 #pragma once
-// The one place a lib/ error becomes an HTTP answer.
+// How the app answers: the one vocabulary every route uses for JSON, for errors (the one place
+// a lib/ error becomes an HTTP answer, and internal errors are logged and masked) and for 405.
 
 #include <string>
 #include <string_view>
 
 #include <boost/json/object.hpp>
 
+#include "wheelhouse/app/route.hpp"
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 
@@ -24,11 +26,21 @@ transport::outgoing_response text_or_json_response(const http::request_header<>&
                                                    std::string text, const boost::json::object& json,
                                                    http::fields extra = {}, std::string_view reason = {});
 
-// The error's status (transport::status_for) with its message, as JSON {"error": …} when
-// asked for and as text otherwise; a 401 says `WWW-Authenticate: Basic` so pip, twine and
-// curl know to send credentials. Our own faults (internal) are logged and answered without
-// their details, which may name paths on the server. Thread safety: any thread.
+// A JSON document of the API (`body` is serialised JSON): never kept by a cache, never sniffed
+// as another type. Thread safety: any thread.
+transport::outgoing_response json_response(const http::request_header<>& request, http::status status,
+                                           std::string body, http::fields extra = {});
+
+// The error's status (transport::status_for) with its message, in the form its audience reads:
+// package tools get text (JSON when asked) with the message as reason phrase and a Basic
+// challenge on 401; the JSON API gets {"error": …} and a Bearer challenge (see audience).
+// Our own faults (internal) are logged here, once, and answered without their details, which
+// may name paths on the server. Thread safety: any thread.
 transport::outgoing_response error_response(const http::request_header<>& request, const error& failure,
-                                            http::fields extra = {});
+                                            audience answers = audience::package_tools, http::fields extra = {});
+
+// 405 with `Allow: <allowed>`, the methods the route table has for this path.
+transport::outgoing_response method_not_allowed(const http::request_header<>& request, method_set allowed,
+                                                audience answers);
 
 }  // namespace wheelhouse::app
