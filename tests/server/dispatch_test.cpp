@@ -185,12 +185,9 @@ TEST_CASE("dispatch: a public index lists every project, whoever asks", "[server
     server.ingest(make_wheel("kernels", "1.0"), "kernels-1.0-py3-none-any.whl");
     server.ingest(make_wheel("other", "1.0"), "other-1.0-py3-none-any.whl");
     const auto limited = "Bearer " + make_token(server, "kernels-team", auth::scope::read, {"kernels"});
-    for (const auto& headers : {std::vector<std::pair<http::field, std::string>>{},
-                                std::vector<std::pair<http::field, std::string>>{{http::field::authorization, limited}}}) {
-        const auto listed = headers.empty() ? server.get("/api/v1/projects")
-                                            : server.get("/api/v1/projects", {{headers[0].first, headers[0].second}});
-        CHECK(boost::json::parse(listed.body()).at("total") == 2);
-    }
+    // Anyone may read a public index, so a limited token hides nothing there.
+    CHECK(boost::json::parse(server.get("/api/v1/projects").body()).at("total") == 2);
+    CHECK(boost::json::parse(server.get("/api/v1/projects", {{http::field::authorization, limited}}).body()).at("total") == 2);
 }
 
 TEST_CASE("dispatch: /metrics on a private index needs a token for every project; /healthz stays open",

@@ -132,17 +132,11 @@ void walk_the_table(bool private_index) {
             if ((route.methods & bit) == 0) continue;
             for (const auto& who : callers) {
                 CAPTURE(private_index, route.pattern, http::to_string(method), who.label);
-                const auto [type, body] = body_for(route, method, wheel);
-                std::vector<std::pair<http::field, std::string_view>> fields;
-                if (!who.authorization.empty()) fields.emplace_back(http::field::authorization, who.authorization);
-                if (!type.empty()) fields.emplace_back(http::field::content_type, type);
-                const auto response = [&] {
-                    switch (fields.size()) {
-                        case 0: return server.request(method, target, {}, body);
-                        case 1: return server.request(method, target, {fields[0]}, body);
-                        default: return server.request(method, target, {fields[0], fields[1]}, body);
-                    }
-                }();
+                auto [type, body] = body_for(route, method, wheel);
+                http::fields fields;
+                if (!who.authorization.empty()) fields.set(http::field::authorization, who.authorization);
+                if (!type.empty()) fields.set(http::field::content_type, type);
+                const auto response = server.request(method, target, fields, std::move(body));
                 const auto status = response.result_int();
                 CAPTURE(status, response.body());
                 CHECK(status < 500);

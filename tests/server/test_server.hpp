@@ -49,6 +49,8 @@ public:
 
     // One request on a fresh connection.
     http_response request(http::verb method, std::string_view target, header_list headers = {}, std::string body = {});
+    // The same with headers built at run time.
+    http_response request(http::verb method, std::string_view target, const http::fields& headers, std::string body);
     http_response get(std::string_view target, header_list headers = {}) {
         return request(http::verb::get, target, headers);
     }
