@@ -43,7 +43,9 @@ constexpr std::array routes{
     route{get_head,   "/static/{path...}",                        anyone, scope::none,    "",                       tools,   none,   io_thread,  static_file},
     route{get_head,   "/healthz",                                 anyone, scope::none,    "",                       tools,   none,   io_thread,  liveness},
     route{get_head,   "/metrics",                                 read,   scope::index,   "metrics reads",          tools,   none,   read_pool,  metrics_page},
-    // pip and uv: the simple index, its variant indexes, the files.
+    // pip and uv: the simple index, its variant indexes, the files. Inline: a page is a cache hit
+    // (a miss still renders on the I/O thread, until misses move off it: issue 15, item 4), a file
+    // one indexed lookup before sendfile or a proxy thread takes over.
     route{get_head,   "/simple[/]",                               read,   scope::listing, private_reads,            tools,   none,   io_thread,  simple_page},
     route{get_head,   "/simple/{project...}",                     read,   scope::project, private_reads,            tools,   none,   io_thread,  simple_page},
     route{get_head,   "/variants/{selector}[/]",                  read,   scope::none,    private_reads,            tools,   none,   io_thread,  variant_page},
@@ -54,7 +56,8 @@ constexpr std::array routes{
     route{POST,       "/legacy[/]",                               upload, scope::body,    uploads,                  tools,   stream, ingest,     ingest_upload},
     route{PUT,        "/api/v1/files/{filename}",                 upload, scope::file,    uploads,                  tools,   stream, ingest,     ingest_upload},
     route{PUT,        "/api/v1/files[/]",                         upload, scope::none,    uploads,                  tools,   stream, ingest,     ingest_upload},
-    // The admin catalog's JSON, and scripts.
+    // The admin catalog's JSON, and scripts: reads that query, sort or read METADATA on the read
+    // pool, changes on the write pool.
     route{get_head,   "/api/v1/projects[/]",                      read,   scope::listing, private_reads,            api,     none,   read_pool,  admin::list_projects},
     route{get_head,   "/api/v1/projects/{project}[/]",            read,   scope::project, private_reads,            api,     none,   read_pool,  admin::project_detail},
     route{get_head,   "/api/v1/projects/{project}/variants[/]",   read,   scope::project, private_reads,            tools,   none,   read_pool,  project_variants},

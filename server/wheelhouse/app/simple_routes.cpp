@@ -136,7 +136,8 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
 
     if (rest == 1 && segments[first_segment].empty()) {
         // Every index lists every project (a variant page may hold only its pure files), so
-        // they share one list, kept in the /simple/ scope; its links are relative.
+        // they share one list, kept in the /simple/ scope, or in its filter's scope for a
+        // project-limited token; its links are relative.
         const auto page = context.pages.get_or_render({list_scope(visible), "", choice->format}, [&] {
             return render_project_list(context, choice->format, visible);
         });
