@@ -389,6 +389,10 @@ TEST_CASE("metadata: the edges of what is accepted", "[metadata]") {
         const core_metadata metadata =
             parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nRequires-Dist:\n        |\n    o   C |pyright\n");
         CHECK(metadata.get("Requires-Dist") == "|\no   C |pyright");
+        // ... or whose first line holds only blanks once the pipe is gone: it started with "\n".
+        const core_metadata blank_first =
+            parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nRequires-Dist:\n\t\n        | \n        | x\n");
+        CHECK(blank_first.get("Requires-Dist") == "x");
     }
     SECTION("unknown fields are kept") {
         const core_metadata metadata = parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nX-Custom: yes\n");

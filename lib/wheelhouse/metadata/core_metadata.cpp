@@ -148,7 +148,7 @@ std::string join_value(const raw_header& header) {
         }
     }
     trim_trailing_whitespace(value);
-    value.erase(0, std::min(value.find_first_not_of(" \t"), value.size()));
+    value.erase(0, std::min(value.find_first_not_of(" \t\r\n"), value.size()));
     return value;
 }
 
