@@ -2,7 +2,7 @@
 """Writes the seed corpora of the fuzz targets: `fuzz/seeds.py OUT` makes OUT/<target>/ for each
 target, from the test tables in tests/data/ (filenames, versions), small wheels built the way
 the end-to-end tests build them, and hand-written examples of each format. Seeds only start the
-search; libFuzzer's own corpus (fuzz/README.md) grows from them.
+search; libFuzzer's own corpus (README, "Fuzzing") grows from them.
 """
 
 from __future__ import annotations
