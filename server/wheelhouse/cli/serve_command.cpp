@@ -102,7 +102,7 @@ int serve(const config::overrides& values) {
 void add_serve_command(CLI::App& app) {
     auto values = std::make_shared<config::overrides>();
     auto* command = app.add_subcommand("serve", "Serve the index over HTTP (pip, uv, twine, curl, browsers)");
-    config::add_options(*command, *values, true);
+    config::add_options(*command, *values, config::option_set::serving);
     command->callback([values] { set_exit_status(serve(*values)); });
 }
 
