@@ -59,7 +59,7 @@ const number_key number_keys[] = {
 
 void check_as_given(const toml::table& file, const config::settings& resolved) {
     for (const auto& number : number_keys) {
-        const auto given = file[number.key].value<std::int64_t>();
+        const auto given = file[number.key].value_exact<std::int64_t>();
         if (!given) continue;
         const std::uint64_t used = number.value(resolved);
         if (number.zero_means_default && *given == 0) {
