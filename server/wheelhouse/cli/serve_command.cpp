@@ -79,8 +79,11 @@ void announce(const transport::server& server, const config::settings& settings)
     const auto endpoint = server.local_endpoint();
     const auto host = endpoint.address().is_v6() ? "[" + endpoint.address().to_string() + "]"
                                                  : endpoint.address().to_string();
-    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads)\n", host.c_str(),
-                 endpoint.port(), settings.data.c_str(), settings.threads);
+    // An admin who meant to open the index (or to close it) sees which it is before anyone reads.
+    const char* access = settings.private_index ? "private: every read needs a token of scope read or above"
+                                                : "public: anyone may read, uploads need a token";
+    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads; %s)\n", host.c_str(),
+                 endpoint.port(), settings.data.c_str(), settings.threads, access);
     std::fflush(stderr);
 }
 
