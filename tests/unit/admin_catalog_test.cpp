@@ -296,12 +296,14 @@ TEST_CASE("audit: entries read back newest first, by target when asked", "[audit
     REQUIRE(db->set_project_status("einops", project_status::archived, std::string("moved"), "carol"));
     std::vector<audit_entry> all, about_file;
     REQUIRE(db->read_snapshot([&](sqlite::connection& connection) -> result<void> {
-        auto everything = read_audit(connection, 10, std::nullopt);
+        auto everything = read_audit(connection, audit_query{});
         if (!everything) return everything.error();
-        all = std::move(*everything);
-        auto some = read_audit(connection, 10, file.filename);
+        all = std::move(everything->entries);
+        audit_query about;
+        about.target = file.filename;
+        auto some = read_audit(connection, about);
         if (!some) return some.error();
-        about_file = std::move(*some);
+        about_file = std::move(some->entries);
         return {};
     }));
     REQUIRE(all.size() >= 3);
@@ -315,6 +317,62 @@ TEST_CASE("audit: entries read back newest first, by target when asked", "[audit
     CHECK(about_file[0].actor == "bob");
     CHECK(about_file[1].actor == "alice");
     CHECK(about_file[1].detail == std::optional<std::string>("broken"));
+}
+
+TEST_CASE("audit: pages, filters by actor and action, and a search that finds a short hash", "[audit]") {
+    temp_dir dir;
+    auto db = open_catalog(dir);
+    std::vector<file_record> files;
+    for (int i = 0; i < 12; ++i) files.push_back(add(*db, "demo-1.0." + std::to_string(i) + "-py3-none-any.whl", 1, 1));
+    REQUIRE(db->yank(files[3].filename, "Broken on SM120", "alice"));
+    REQUIRE(db->yank(files[4].filename, "broken too", "bob"));
+    auto read = [&](audit_query query) {
+        audit_page page;
+        REQUIRE(db->read_snapshot([&](sqlite::connection& connection) -> result<void> {
+            auto found = read_audit(connection, query);
+            if (!found) return found.error();
+            page = std::move(*found);
+            return {};
+        }));
+        return page;
+    };
+    audit_query query;
+    query.per_page = 5;
+    auto first = read(query);
+    CHECK(first.total == 14);
+    REQUIRE(first.entries.size() == 5);
+    CHECK(first.entries[0].actor == "bob");
+    CHECK(first.actions == std::vector<std::string>{"add_file", "yank"});
+    query.page = 3;
+    auto last = read(query);
+    REQUIRE(last.entries.size() == 4);
+    CHECK(last.entries.back().target == files[0].filename);  // the oldest, on the last page
+    query.page = 4;
+    CHECK(read(query).entries.empty());
+
+    audit_query yanks;
+    yanks.action = "yank";
+    CHECK(read(yanks).total == 2);
+    yanks.actor = "alice";
+    const auto by_alice = read(yanks);
+    REQUIRE(by_alice.total == 1);
+    CHECK(by_alice.entries[0].target == files[3].filename);
+    audit_query search;
+    search.search = "sm120";  // any case
+    CHECK(read(search).total == 1);
+    // the twelve first characters of a sha256, as the page shows them, find the upload
+    search.search = files[7].sha256.substr(0, 12);
+    const auto by_hash = read(search);
+    REQUIRE(by_hash.total == 1);
+    CHECK(by_hash.entries[0].action == "add_file");
+    CHECK(by_hash.entries[0].target == files[7].filename);
+
+    REQUIRE(db->read_snapshot([&](sqlite::connection& connection) -> result<void> {
+        audit_query before_first;
+        before_first.page = 0;
+        CHECK_FALSE(read_audit(connection, before_first));
+        return {};
+    }));
 }
 
 TEST_CASE("admin json: a file's details, METADATA as text and downloads", "[admin_json]") {

@@ -161,10 +161,17 @@ json::object audit_entry_json(const catalog::audit_entry& entry) {
                         {"detail", text_or_null(entry.detail)}};
 }
 
-std::string audit_json(std::span<const catalog::audit_entry> entries) {
+std::string audit_json(const catalog::audit_page& page, const catalog::audit_query& query) {
     json::array list;
-    for (const auto& entry : entries) list.push_back(audit_entry_json(entry));
-    return json::serialize(json::object{{"entries", std::move(list)}});
+    for (const auto& entry : page.entries) list.push_back(audit_entry_json(entry));
+    json::array actions;
+    for (const auto& action : page.actions) actions.emplace_back(action);
+    return json::serialize(json::object{{"page", query.page},
+                                        {"per_page", query.per_page},
+                                        {"total", page.total},
+                                        {"pages", (page.total + query.per_page - 1) / query.per_page},
+                                        {"actions", std::move(actions)},
+                                        {"entries", std::move(list)}});
 }
 
 }  // namespace wheelhouse::render

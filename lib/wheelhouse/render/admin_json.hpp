@@ -49,8 +49,9 @@ std::string file_detail_json(const file_detail& detail, const link_options& link
 boost::json::object token_json(const auth::token_record& token, std::int64_t now_ms);
 std::string token_list_json(std::span<const auth::token_record> tokens, std::int64_t now_ms);
 
-// {"entries": [{"id", "time", "actor", "action", "target", "detail"}]}
+// {"page": 1, "per_page": 50, "total": 61, "pages": 2, "actions": ["add_file", "yank", ...],
+//  "entries": [{"id", "time", "actor", "action", "target", "detail"}]}
 boost::json::object audit_entry_json(const catalog::audit_entry& entry);
-std::string audit_json(std::span<const catalog::audit_entry> entries);
+std::string audit_json(const catalog::audit_page& page, const catalog::audit_query& query);
 
 }  // namespace wheelhouse::render

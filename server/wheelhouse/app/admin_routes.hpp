@@ -10,7 +10,7 @@
 //   DELETE files/<filename>                    the row; its blob when nothing else needs it
 //   GET    tokens, POST tokens {"name", "scope", "projects", "expires_in_days"}
 //   DELETE tokens/<name>
-//   GET    audit?limit=&target=
+//   GET    audit?page=&per_page=&action=&actor=&target=&q=   newest first; limit= is per_page
 // Every refusal is JSON {"error": "..."} with its status. Thread safety: each handler runs on
 // the worker its route's lane names.
 
