@@ -304,6 +304,14 @@ bool satisfies(const build_variant& file, const selector& wanted) noexcept {
     return true;
 }
 
+bool made_for(const build_variant& file, const selector& wanted) noexcept {
+    const auto& want = wanted.constraints;
+    const bool names_each = (!want.cuda || file.cuda) && (!want.rocm || file.rocm) && (!want.cpu || file.cpu) &&
+                            (!want.xpu || file.xpu) && (!want.torch || file.torch) && (!want.sm || file.sm) &&
+                            (!want.cxx11abi || file.cxx11abi);
+    return names_each && satisfies(file, wanted);
+}
+
 int specificity(const build_variant& file, const selector& wanted) noexcept {
     const auto& want = wanted.constraints;
     int score = 0;

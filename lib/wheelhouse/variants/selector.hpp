@@ -65,6 +65,12 @@ bool speaks_to_machine(const build_variant& variant) noexcept;
 // accelerators (CUDA, ROCm, CPU, XPU) exclude each other.
 bool satisfies(const build_variant& file, const selector& wanted) noexcept;
 
+// True when the file is a build made for everything `wanted` names: it names each of those
+// axes too, and satisfies() them (a cu13 build is made for cu130, an sm90a build for sm90, a
+// torch2.9.0andhigher build for torch2.10; a torch-only build is made for no CUDA). What the
+// admin catalog means by "a project with a cu130 build".
+bool made_for(const build_variant& file, const selector& wanted) noexcept;
+
 // How closely a fitting file matches: higher is better. Each constraint the file meets by
 // name counts, each machine property it pins that the selector leaves open counts against it,
 // an exact torch build beats a torch lower bound, of the SM archs that run on the GPU one made

@@ -52,11 +52,6 @@ bool ranks_higher(const file_record& a, const file_record& b) {
     return a.filename > b.filename;
 }
 
-std::string major_minor(const std::string& dotted) {
-    const auto first = dotted.find('.');
-    if (first == std::string::npos) return dotted;
-    return dotted.substr(0, dotted.find('.', first + 1));
-}
 
 std::vector<std::string> split_archs(const std::string& archs) {
     std::vector<std::string> out;
@@ -125,7 +120,7 @@ family_versions versions_named(std::span<const file_record> files) {
     family_versions out;
     for (const auto& file : files) {
         if (file.variant.cuda) out.cuda.push_back(*file.variant.cuda);
-        if (file.variant.torch) out.torch.push_back(major_minor(*file.variant.torch));
+        if (file.variant.torch) out.torch.push_back(torch_family(*file.variant.torch));
         if (file.variant.sm) {
             for (auto& arch : split_archs(*file.variant.sm)) out.sm.push_back(without_suffix(std::move(arch)));
         }
@@ -172,7 +167,7 @@ std::vector<selector> candidate_selectors(const build_variant& variant, const fa
     // torch major.minor, and for a lower bound each later torch the project names.
     std::vector<build_variant> torches;
     if (variant.torch) {
-        torches.emplace_back().torch = major_minor(*variant.torch);
+        torches.emplace_back().torch = torch_family(*variant.torch);
         for (const auto& torch : named.torch) torches.emplace_back().torch = torch;
     }
     // Each GPU that runs an SM of the build (of a fat binary, each on its own): its compute
@@ -254,6 +249,12 @@ std::vector<std::vector<std::string>> reaching_selectors(std::span<const file_re
     return out;
 }
 
+std::string torch_family(std::string_view torch) {
+    const auto first = torch.find('.');
+    if (first == std::string_view::npos) return std::string(torch);
+    return std::string(torch.substr(0, torch.find('.', first + 1)));
+}
+
 std::string family_label(const build_variant& variant) {
     std::vector<std::string> words;
     selector accelerator;
@@ -264,7 +265,7 @@ std::string family_label(const build_variant& variant) {
     if (auto word = accelerator.canonical(); !word.empty()) words.push_back(std::move(word));
     if (variant.torch) {
         words.push_back(variant.torch_and_higher ? "torch" + *variant.torch + "andhigher"
-                                                 : "torch" + major_minor(*variant.torch));
+                                                 : "torch" + torch_family(*variant.torch));
     }
     if (variant.sm) {
         std::string archs;

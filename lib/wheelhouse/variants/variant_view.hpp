@@ -48,6 +48,9 @@ family_versions versions_named(std::span<const catalog::file_record> files);
 // too (cu126 for a cu12 build, a newer torch).
 std::vector<selector> candidate_selectors(const build_variant& variant, const family_versions& named = {});
 
+// A torch version as its family: major.minor ("2.10.0" -> "2.10"), how selectors name it.
+std::string torch_family(std::string_view torch);
+
 // How the admin catalog heads a build's column, in selector words: "cu130 · torch2.10 · sm89",
 // "cu12 · torch2.7 · cxx11abi1", "rocm6.4 · torch2.8", "cu128 · torch2.9.0andhigher"; the torch of
 // an exact build as major.minor (torch2.10 for 2.10.0 and 2.10), a fat binary's archs as

@@ -94,6 +94,21 @@ render::link_options links_of(const route_context& context) {
     return links;
 }
 
+// cuda=, torch=, sm=, rocm=, python= and lacks= of the project list.
+result<catalog::build_filter> build_filter_of(const http_target::request_target& target) {
+    catalog::build_filter_text text;
+    text.cuda = target.query_value("cuda").value_or("");
+    text.torch = target.query_value("torch").value_or("");
+    text.sm = target.query_value("sm").value_or("");
+    text.rocm = target.query_value("rocm").value_or("");
+    text.python = target.query_value("python").value_or("");
+    const auto lacks = target.query_value("lacks").value_or("");
+    if (lacks == "1" || lacks == "true") text.lacks = true;
+    else if (!lacks.empty() && lacks != "0" && lacks != "false")
+        return invalid("lacks is '" + std::string(lacks) + "'; give lacks=1 for the projects without such a build");
+    return catalog::parse_build_filter(text);
+}
+
 result<catalog::project_query> project_query_of(const route_request& request) {
     const auto& target = request.target;
     catalog::project_query query;
@@ -109,6 +124,9 @@ result<catalog::project_query> project_query_of(const route_request& request) {
         if (!parsed) return parsed.error();
         query.sort = *parsed;
     }
+    auto builds = build_filter_of(target);
+    if (!builds) return builds.error();
+    query.builds = std::move(*builds);
     query.visible = request.visible;
     return query;
 }
@@ -155,6 +173,12 @@ route_answer list_projects(route_context& context, route_request& request) {
     auto found = catalog::search_projects(context.catalog, *query);
     if (!found) return fail(request, found.error());
     return ok(request, render::project_list_json(*found, *query));
+}
+
+route_answer list_build_words(route_context& context, route_request& request) {
+    auto words = catalog::words_of_builds(context.catalog, request.visible);
+    if (!words) return fail(request, words.error());
+    return ok(request, render::build_words_json(*words));
 }
 
 route_answer project_detail(route_context& context, route_request& request) {
