@@ -58,8 +58,8 @@ function releaseSection(project, release, install) {
 }
 
 // A column's family and, beneath it, the variant index that serves it: one look answers "which
-// index do I give pip for this build?". A pure wheel is in every index; a platform build without
-// a variant only in /simple/.
+// index do I give pip for this build?". A build that names no machine (a pure wheel, or a
+// platform build without a label) is listed by every variant index.
 function columnHead(project, column) {
   const pageOf = (selector) => `/variants/${selector}/simple/${enc(project.name)}/`;
   let indexes;
@@ -68,7 +68,7 @@ function columnHead(project, column) {
       el('a', {class: 'selector', href: pageOf(selector), title: `the variant index ${pageOf(selector)}`},
         el('code', null, selector)));
   } else {
-    indexes = el('span', {class: 'selector muted'}, column.label === 'any' ? 'every index' : '/simple/ only');
+    indexes = el('span', {class: 'selector muted'}, 'in every index');
   }
   return el('th', {scope: 'col', dataset: {family: column.label}},
     el('span', {class: 'family'}, column.label), indexes);

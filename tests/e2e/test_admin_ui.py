@@ -145,8 +145,11 @@ def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, c
     }
     assert seen["older_matrix"] == {"cp312": {"cu128 · torch2.8": [FLASH["older"]], "no variant": [FLASH["windows"]]}}
     assert seen["older_heads"] == {"cu128 · torch2.8": ["/variants/cu128-torch2.8/simple/flash-attn/"],
-                                   "no variant": ["/simple/ only"]}
-    # Each head's index lists the builds of its column.
+                                   "no variant": ["in every index"]}
+    # Each head's index lists the builds of its column; a build without a variant is in each.
+    windows = json.load(server.get("/variants/cu128-torch2.8/simple/flash-attn/",
+                                   {"Accept": "application/vnd.pypi.simple.v1+json"}))
+    assert FLASH["windows"] in {f["filename"] for f in windows["files"]}
     for family, (index,) in seen["heads"].items():
         listing = json.load(server.get(index, {"Accept": "application/vnd.pypi.simple.v1+json"}))
         column = {name for row in seen["matrix"].values() for name in row.get(family, [])}
