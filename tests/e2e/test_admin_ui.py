@@ -195,9 +195,10 @@ def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, c
     assert seen["pwned"] is False
 
     assert seen["phone_overflow"] <= 0, "the page is wider than a phone's screen"
+    assert seen["phone_list_overflow"] <= 0, "the filtered list is wider than a phone's screen"
     assert seen["dark_background"] != "rgb(255, 255, 255)"
     for name in ("projects", "projects-search", "project", "file", "project-hostile", "project-phone", "projects-dark",
-                 "projects-filter-has", "projects-filter-lacks", "matrix"):
+                 "projects-filter-has", "projects-filter-lacks", "projects-filter-phone", "matrix"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 1000
 
 

@@ -199,6 +199,10 @@ const scenarios = {
     await page.waitForSelector('table.matrix');
     seen.phone_overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     await shot(page, 'project-phone');
+    await page.goto(`${base}/#/?cuda=cu130&lacks=1`);
+    await page.waitForSelector('table.projects tbody tr');
+    seen.phone_list_overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    await shot(page, 'projects-filter-phone');
     await page.emulateMedia({colorScheme: 'dark'});
     await page.goto(`${base}/#/`);
     await page.waitForSelector('table.projects');
