@@ -29,6 +29,7 @@ struct server_settings {
     transport::session_limits limits;
     app::app_settings app;
     unsigned threads = 2;
+    std::string access_log = "off";
 };
 
 class test_server {
