@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -178,7 +179,10 @@ TEST_CASE("access log: a destination slower than the traffic makes recording wai
         // Read nothing until recording has had to wait, or has finished (as a log that drops lines would).
         while (metrics.access_log_waits() == 0 && !recorded_all) std::this_thread::sleep_for(1ms);
         std::array<char, 65536> chunk{};
-        for (ssize_t got; (got = ::read(pipe.get(), chunk.data(), chunk.size())) != 0;) {
+        // Until the log closes the pipe; a log that never does is given up on after 30 s of silence.
+        for (pollfd readable{pipe.get(), POLLIN, 0}; ::poll(&readable, 1, 30'000) > 0;) {
+            const auto got = ::read(pipe.get(), chunk.data(), chunk.size());
+            if (got == 0) break;
             if (got < 0 && errno == EINTR) continue;
             if (got < 0) {
                 read_error = errno;
