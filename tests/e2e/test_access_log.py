@@ -154,3 +154,28 @@ def test_an_access_log_that_cannot_be_opened_stops_start_up_with_the_fix(tmp_pat
     assert "give --access-log a file this user may append to, '-' for standard output or 'off': cannot open" in done.stderr
     assert "(Not a directory)" in done.stderr
     assert "listening on" not in done.stderr
+
+
+def test_copytruncate_rotation_keeps_writing_at_the_start_of_the_file(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    with ServerProcess(data) as server:
+        for _ in range(30):
+            with server.get("/healthz"):
+                pass
+        deadline = time.monotonic() + 10  # the writer's next round, within a second
+        while len(server.access_log.read_bytes().splitlines()) < 30 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(server.access_log.read_bytes().splitlines()) == 30
+        rotated = tmp_path / "access.log.1"
+        rotated.write_bytes(server.access_log.read_bytes())  # what logrotate's copytruncate does
+        with open(server.access_log, "r+b") as log:
+            log.truncate(0)
+        for _ in range(5):
+            with server.get("/simple/"):
+                pass
+        assert server.stop() == 0
+        after = server.access_log.read_bytes()
+    assert b"\0" not in after  # appended at the new end, not at the old offset past a hole
+    assert len(after.splitlines()) == 5 and all(b'"GET /simple/" 200' in line for line in after.splitlines())
+    assert len(rotated.read_bytes().splitlines()) == 30
