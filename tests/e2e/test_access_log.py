@@ -14,7 +14,7 @@ import threading
 import time
 import urllib.request
 
-from server_process import ServerProcess
+from server_process import REPO_ROOT, ServerProcess
 
 # `2026-11-24T23:47:36.123456Z 127.0.0.1 "GET /simple/" 200 1234 56us`, as the README documents it.
 LINE = re.compile(r'(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6})Z (\S+) "([A-Z]+) (\S+)" (\d{3}) (\d+) (\d+)us')
@@ -179,3 +179,10 @@ def test_copytruncate_rotation_keeps_writing_at_the_start_of_the_file(tmp_path):
     assert b"\0" not in after  # appended at the new end, not at the old offset past a hole
     assert len(after.splitlines()) == 5 and all(b'"GET /simple/" 200' in line for line in after.splitlines())
     assert len(rotated.read_bytes().splitlines()) == 30
+
+
+def test_the_readme_shows_the_format_written():
+    readme = (REPO_ROOT / "README.md").read_text()
+    shown = re.search(r"The access log is one line a request.*?```\n(.*?)\n```", readme, re.DOTALL)
+    assert shown, "README.md no longer shows an access-log line"
+    assert LINE.fullmatch(shown.group(1)), shown.group(1)
