@@ -16,6 +16,7 @@ build=(
 )
 test=(
   python3 python3-pip python3-packaging python3-pytest python3-wheel twine curl zip unzip
+  python3-poetry python3-pdm pipenv  # tests/e2e/test_clients.py: the README's client commands
   nginx-light wrk chromium sqlite3 openssl ca-certificates procps prometheus
   clang-14 libclang-rt-14-dev  # the fuzz preset: clang 14 and its libFuzzer
 )

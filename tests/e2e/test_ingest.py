@@ -175,7 +175,7 @@ def test_bad_wheels_are_rejected_with_reasons_and_nothing_is_stored(wheelhouse, 
         "truncated-1.0-py3-none-any.whl": "was the file truncated?",
         "mismatch-1.0-py3-none-any.whl": "METADATA says Version: 1.1, but the filename says 1.0",
         "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl":
-            "The local label +cu128torch2.8cxx11abitrue was added to the filename only",
+            "rebuild with +cu128torch2.8cxx11abitrue in the version, or rename the file to drop it",
         "othername-1.0-py3-none-any.whl": "METADATA says Name: something-else, but the filename is for project othername",
         "tampered-1.0-py3-none-any.whl": "RECORD says tampered/__init__.py has sha256=AAAA but the archive entry hashes to sha256=",
         "traversal-1.0-py3-none-any.whl": "entry \"../evil.py\" contains '..'",
@@ -187,7 +187,8 @@ def test_bad_wheels_are_rejected_with_reasons_and_nothing_is_stored(wheelhouse, 
         two.name: "the wheel has 2 .dist-info directories",
         bomb.name: "entry bomb/zeros.bin would inflate from",
         "not-even-a-wheel-name.whl": "not-even-a-wheel-name.whl",
-        clash.name: "File already exists: sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl",
+        clash.name: "File already exists with other bytes: give the build a new version or build tag, or delete the "
+                    "old file first (sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl is in the index",
         "does-not-exist": "no such file or directory",
     }
     rejected_lines = output.split("rejected:\n", 1)[1].splitlines()

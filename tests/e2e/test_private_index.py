@@ -37,6 +37,18 @@ def authed(url: str, token: str) -> str:
     return url.replace("http://", f"http://__token__:{token}@", 1)
 
 
+def test_serve_says_at_start_up_whether_the_index_is_private(private, tmp_path, start_server):
+    """Issue 16, item 7: an admin sees on the first line whether anyone may read."""
+    running, _, _ = private
+    line = next(line for line in running.stderr().splitlines() if "listening on" in line)
+    assert "private: every read needs a token of scope read or above" in line, line
+    public_data = tmp_path / "public"
+    public_data.mkdir()
+    public = start_server(public_data)
+    line = next(line for line in public.stderr().splitlines() if "listening on" in line)
+    assert "public: anyone may read, uploads need a token" in line and "private" not in line, line
+
+
 def test_pip_installs_with_a_token_in_the_index_url(private, tmp_path, pip):
     running, tokens, kernels = private
     target = tmp_path / "site"

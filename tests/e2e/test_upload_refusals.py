@@ -236,7 +236,7 @@ def test_uploads_to_an_archived_or_quarantined_project_are_refused(server, tmp_p
     assert json.loads(body) == {"name": "kernels", "status": status, "status_reason": "superseded by kernels2"}
 
     new = build_wheel(tmp_path / "b", "kernels", "1.1")
-    expected = f"project 'kernels' is {status} and takes no new files; an admin can set it active again"
+    expected = f"ask an admin to set project 'kernels' active: it is {status} and takes no new files"
     code, body = curl(*auth, "-F", f"content=@{new}", running.url + "legacy/")
     assert code == 403 and expected in body, body
     code, body = curl(*auth, "-T", str(new), running.url + "api/v1/files/")
@@ -335,8 +335,8 @@ def test_curl_sending_a_valid_wheel_under_a_path_is_refused(server, tmp_path):
     status, body = curl("-u", f"__token__:{tokens['upload']}", "-F", f"content=@{wheel};filename=../../evil.whl",
                         running.url + "legacy/")
     assert status == 400, body
-    assert ("wheel filename '../../evil.whl': path separator '/' at position 3; give a file name, not a path"
-            in body), body
+    assert ("wheel filename: path separator '/' at position 3; give a file name, not a path\n"
+            "the filename is '../../evil.whl'" in body), body
     assert rows(data) == [] and spool_files(data) == []
     assert simple_filenames(running.url, "evil") is None and simple_filenames(running.url, "kernels") is None
 

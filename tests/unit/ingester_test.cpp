@@ -5,6 +5,7 @@
 
 #include "test_support.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/sqlite/connection.hpp"
 #include "zip_builder.hpp"
@@ -92,7 +93,9 @@ const std::string flash_attn_filename = "flash_attn-2.8.3+cu128torch2.8cxx11abiF
 void check_refused(const result<ingest::ingest_result>& ingested, error_kind kind, const std::string& message) {
     REQUIRE_FALSE(ingested);
     CHECK(ingested.error().kind == kind);
-    CHECK_THAT(ingested.error().message, Catch::Contains(message));
+    CHECK_THAT(describe(ingested.error()), Catch::Contains(message));
+    // twine and poetry show only the reason phrase: every refusal's message fits it whole.
+    CHECK(reason_of(ingested.error()).size() <= reason_budget);
 }
 
 }  // namespace
@@ -171,8 +174,12 @@ TEST_CASE("ingester: the same bytes again are identical, other bytes under the n
     spec.files["flash_attn/extra.py"] = "x = 1\n";
     const auto other = build_wheel(spec);
     auto clash = data.ingest(other, flash_attn_filename);
-    check_refused(clash, error_kind::conflict, "File already exists: " + flash_attn_filename);
-    CHECK_THAT(clash.error().message, Catch::Contains(crypto::sha256_hex(bytes)) && Catch::Contains(crypto::sha256_hex(other)));
+    check_refused(clash, error_kind::conflict,
+                  "File already exists with other bytes: give the build a new version or build tag, or delete the old "
+                  "file first");
+    CHECK_THAT(std::string(detail_of(clash.error())), Catch::Contains(flash_attn_filename + " is in the index with sha256 " +
+                                                     crypto::sha256_hex(bytes) + ", and this file's sha256 is " +
+                                                     crypto::sha256_hex(other)));
     data.check_untouched(1, blob_files);
     CHECK_FALSE(data.store.has_blob(crypto::sha256_hex(other)));
 }
@@ -210,11 +217,12 @@ TEST_CASE("ingester: digests sent with the upload must match the bytes", "[inges
     const auto wrong = crypto::sha256_hex("something else");
 
     check_refused(data.ingest(bytes, "demo-1.0-py3-none-any.whl", expecting(wrong, std::nullopt, std::nullopt)), error_kind::invalid,
-                  "demo-1.0-py3-none-any.whl: the upload's sha256_digest is " + wrong + " but the file received hashes to " + sha256);
+                  "upload the file again: it was damaged or cut short on the way (its sha256_digest does not match) "
+                  "(demo-1.0-py3-none-any.whl: the upload's sha256_digest is " + wrong + "; the bytes received hash to " + sha256 + ")");
     check_refused(data.ingest(bytes, "demo-1.0-py3-none-any.whl", expecting(std::nullopt, wrong, std::nullopt)), error_kind::invalid,
-                  "blake2_256_digest is " + wrong + " but the file received hashes to " + blake2);
+                  "blake2_256_digest is " + wrong + "; the bytes received hash to " + blake2);
     check_refused(data.ingest(bytes, "demo-1.0-py3-none-any.whl", expecting(std::nullopt, std::nullopt, "0123456789abcdef0123456789abcdef")),
-                  error_kind::invalid, "md5_digest is 0123456789abcdef0123456789abcdef but the file received hashes to " + md5);
+                  error_kind::invalid, "md5_digest is 0123456789abcdef0123456789abcdef; the bytes received hash to " + md5);
     data.check_untouched();
 
     // Upper-case hex is the same digest.
@@ -248,9 +256,11 @@ TEST_CASE("ingester: every bad input is refused precisely and leaves nothing beh
         std::string message;
     };
     const row table[] = {
-        {good, "demo-1.0.whl", error_kind::invalid, "demo-1.0.whl: "},
-        {good, "../demo-1.0-py3-none-any.whl", error_kind::invalid, "../demo-1.0-py3-none-any.whl: "},
-        {"not a zip", "demo-1.0-py3-none-any.whl", error_kind::invalid, "demo-1.0-py3-none-any.whl: not a zip archive"},
+        {good, "demo-1.0.whl", error_kind::invalid, "the filename is 'demo-1.0.whl')"},
+        {good, "../demo-1.0-py3-none-any.whl", error_kind::invalid,
+         "wheel filename: path separator '/' at position 3; give a file name, not a path (the filename is "
+         "'../demo-1.0-py3-none-any.whl')"},
+        {"not a zip", "demo-1.0-py3-none-any.whl", error_kind::invalid, "not a zip archive"},
         {good.substr(0, good.size() / 2), "demo-1.0-py3-none-any.whl", error_kind::invalid, "truncated"},
         {good, "other-1.0-py3-none-any.whl", error_kind::invalid,
          "the wheel's demo-1.0.dist-info directory belongs to project demo, but the filename is for other"},
@@ -260,8 +270,9 @@ TEST_CASE("ingester: every bad input is refused precisely and leaves nothing beh
          "METADATA says Version: 1.1, but the filename says 1.0"},
         {with_metadata("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"), "demo-1.0+cu128-py3-none-any.whl",
          error_kind::invalid,
-         "METADATA says Version: 1.0, but the filename says 1.0+cu128; pip discards such a wheel (\"inconsistent version\"). "
-         "The local label +cu128 was added to the filename only"},
+         "rebuild with +cu128 in the version, or rename the file to drop it: the local label is in the filename only "
+         "(demo-1.0+cu128-py3-none-any.whl: METADATA says Version: 1.0, but the filename says 1.0+cu128; pip "
+         "discards such a wheel (\"inconsistent version\"))"},
         {with_metadata("Metadata-Version: 2.1\nName: demo\nVersion: 1.0+cu129\n"), "demo-1.0+cu128-py3-none-any.whl",
          error_kind::invalid, "METADATA says Version: 1.0+cu129, but the filename says 1.0+cu128"},
         {with_metadata("Metadata-Version: 2.1\nName: Demo_Two\nVersion: 1.0\n"), "demo-1.0-py3-none-any.whl",
@@ -270,7 +281,8 @@ TEST_CASE("ingester: every bad input is refused precisely and leaves nothing beh
          "METADATA says Version: one, which is not a PEP 440 version"},
         {with_metadata("Name: demo\n"), "demo-1.0-py3-none-any.whl", error_kind::invalid, "demo-1.0.dist-info/METADATA: "},
         {build_zip(entries), "demo-1.0-py3-none-any.whl", error_kind::invalid,
-         "demo-1.0-py3-none-any.whl: RECORD says demo/__init__.py has sha256="},
+         "rebuild the wheel: a file's hash differs from what RECORD says (demo-1.0-py3-none-any.whl: RECORD says "
+         "demo/__init__.py has sha256="},
     };
     for (const auto& [bytes, filename, kind, message] : table) {
         CAPTURE(filename, message);
@@ -293,7 +305,7 @@ TEST_CASE("ingester: size limits give too_large and leave nothing behind", "[ing
     ingest::ingest_options tiny;
     tiny.max_file_size = 100;
     check_refused(data.ingest(build_wheel(), "demo-1.0-py3-none-any.whl", tiny), error_kind::too_large,
-                  "demo-1.0-py3-none-any.whl: the file is larger than the limit of 100 bytes");
+                  "the file is larger than the limit of 100 bytes");
     ingest::ingest_options small;
     small.limits.max_total_uncompressed = 1000;
     check_refused(data.ingest(build_wheel(), "demo-1.0-py3-none-any.whl", small), error_kind::too_large, "past the limit");
@@ -321,7 +333,8 @@ TEST_CASE("ingester: a user's file is copied, never moved", "[ingester]") {
     changed.files["demo/more.py"] = "y = 2\n";
     write_file(path, build_wheel(changed));
     auto clash = data.ingester.ingest_file(path, uploaded_by("cli"));
-    check_refused(clash, error_kind::conflict, "File already exists: demo-1.0-py3-none-any.whl");
+    check_refused(clash, error_kind::conflict, "File already exists with other bytes");
+    CHECK_THAT(std::string(detail_of(clash.error())), Catch::StartsWith("demo-1.0-py3-none-any.whl is in the index with sha256 "));
     data.check_untouched(1, 2);
     CHECK(read_file(data.store.blob_path(crypto::sha256_hex(bytes))) == bytes);
 

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "tsv_table.hpp"
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/inspect/filename_report.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/text/utf8.hpp"
@@ -102,9 +103,9 @@ TEST_CASE("inspect: every refused filename of the table is reported with the par
         CHECK(keys_of(result.json) == std::vector<std::string>{"filename", "error"});
         const auto parsed = wheelhouse::pep427::parse_wheel_filename(given);
         REQUIRE_FALSE(parsed.has_value());
-        // The message an upload of the same name is refused with, made safe for JSON.
+        // What an upload of the same name is refused with, on one line, made safe for JSON.
         const std::string message(result.json.at("error").as_string());
-        CHECK(message == wheelhouse::text::replace_invalid_utf8(parsed.error().message));
+        CHECK(message == wheelhouse::text::replace_invalid_utf8(wheelhouse::describe(parsed.error())));
         CHECK_THAT(message, Catch::Contains(row.fields[reason]));
         CHECK(text_of(result.json, "filename") == wheelhouse::text::replace_invalid_utf8(given));
         ++checked;

@@ -38,12 +38,26 @@ std::optional<request_target> parse_plain(std::string_view target) {
         const auto slash = target.find('/', start);
         const auto segment = target.substr(start, slash == std::string_view::npos ? slash : slash - start);
         const bool last = slash == std::string_view::npos;
-        // "//" (an empty segment inside the path) and dot segments are the URL parser's to judge.
+        // "//" (merged by parse) and dot segments (refused by it) take the slow path.
         if ((segment.empty() && !last) || segment == "." || segment == "..") return std::nullopt;
         out.segments.emplace_back(segment);
         if (last) return out;
         start = slash + 1;
     }
+}
+
+// "//" in the path means "/": micropip joins an index URL that ends in '/' with "/<project>/",
+// and nginx (merge_slashes) answers such paths as if written once. The query is left alone.
+std::string merge_slashes(std::string_view target) {
+    const auto query = target.find('?');
+    const auto path = target.substr(0, query);
+    std::string out;
+    out.reserve(target.size());
+    for (char c : path) {
+        if (c != '/' || !out.ends_with('/')) out.push_back(c);
+    }
+    if (query != std::string_view::npos) out.append(target.substr(query));
+    return out;
 }
 
 }  // namespace
@@ -57,6 +71,7 @@ std::optional<std::string_view> request_target::query_value(std::string_view key
 
 result<request_target> parse(std::string_view target) {
     if (auto plain = parse_plain(target)) return std::move(*plain);
+    if (target.substr(0, target.find('?')).find("//") != std::string_view::npos) return parse(merge_slashes(target));
     // The URL parser hides a leading "/./" (its way to write a path whose first segment is empty).
     if (target.starts_with("/./")) return dot_segment(".");
     auto parsed = boost::urls::parse_origin_form(target);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/ingest/file_record.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
@@ -90,29 +91,51 @@ result<void> check_expected(const expected_digests& expected, const file_digests
         {"blake2_256_digest", &expected.blake2_256, &actual.blake2_256},
         {"md5_digest", &expected.md5, &actual.md5},
     }};
+    auto damaged = [](std::string_view field, std::string_view sent, std::string_view computed) {
+        return invalid("upload the file again: it was damaged or cut short on the way (its " + std::string(field) +
+                           " does not match)",
+                       "the upload's " + std::string(field) + " is " + std::string(sent) +
+                           "; the bytes received hash to " + std::string(computed));
+    };
     if (expected.sha256 && lower(*expected.sha256) != actual.sha256) {
-        return invalid("the upload's sha256_digest is " + *expected.sha256 + " but the file received hashes to " +
-                       actual.sha256 + "; it was damaged or truncated on the way: upload it again");
+        return damaged("sha256_digest", *expected.sha256, actual.sha256);
     }
     for (const auto& [field, sent, computed] : others) {
-        if (*sent && lower(**sent) != **computed) {
-            return invalid(std::string("the upload's ") + field + " is " + **sent + " but the file received hashes to " +
-                           **computed + "; it was damaged or truncated on the way: upload it again");
-        }
+        if (*sent && lower(**sent) != **computed) return damaged(field, **sent, **computed);
     }
     return {};
 }
 
 error conflict_error(std::string_view filename, std::string_view existing_sha256, std::string_view new_sha256) {
+    // "File already exists" first: twine --skip-existing and people searching for it know it.
     return make_error(error_kind::conflict,
-                      "File already exists: " + std::string(filename) + " is in the index with sha256 " +
-                          std::string(existing_sha256) + ", and this file's sha256 is " + std::string(new_sha256) +
-                          ". A filename is never reused for other bytes: give the build a new version or build "
-                          "tag, or delete the old file first");
+                      "File already exists with other bytes: give the build a new version or build tag, or "
+                      "delete the old file first",
+                      std::string(filename) + " is in the index with sha256 " + std::string(existing_sha256) +
+                          ", and this file's sha256 is " + std::string(new_sha256) +
+                          "; a filename is never reused for other bytes");
 }
 
+
+// The file's name leads the detail, so a client that sent many files, and the log, see which one
+// was refused; the status line keeps the reason alone.
 error about(std::string_view filename, const error& failure) {
-    return make_error(failure.kind, std::string(filename) + ": " + failure.message);
+    const auto detail = detail_of(failure);
+    return make_error(failure.kind, std::string(reason_of(failure)),
+                      detail.empty() ? std::string(filename) : std::string(filename) + ": " + std::string(detail));
+}
+
+// PEP 792: archived and quarantined projects take no new files.
+result<void> check_takes_files(catalog::catalog& catalog, const std::string& project_name) {
+    auto project = catalog.find_project(project_name);
+    if (!project) return project.error();
+    if (*project && ((*project)->status == catalog::project_status::archived ||
+                     (*project)->status == catalog::project_status::quarantined)) {
+        return make_error(error_kind::forbidden, "ask an admin to set project '" + project_name + "' active: it is " +
+                                                     std::string(catalog::to_string((*project)->status)) +
+                                                     " and takes no new files");
+    }
+    return {};
 }
 
 // The spool's digests: what was computed as the bytes arrived, plus a pass over the file only
@@ -139,7 +162,7 @@ result<file_digests> spool_digests(const std::filesystem::path& path, const inge
 result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::string_view filename,
                                              const ingest_options& options) {
     auto wheel = pep427::parse_wheel_filename(filename);
-    if (!wheel) return about(filename, wheel.error());
+    if (!wheel) return wheel.error();  // its detail names the file already
 
     auto digests = spool_digests(spool.path(), options);
     if (!digests) return about(filename, digests.error());
@@ -153,16 +176,7 @@ result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::str
         return ingest_result{ingest_outcome::identical, std::move(**existing)};
     }
 
-    // PEP 792: archived and quarantined projects take no new files.
-    auto project = catalog_.find_project(wheel->normalized_name);
-    if (!project) return about(filename, project.error());
-    if (*project && ((*project)->status == catalog::project_status::archived ||
-                     (*project)->status == catalog::project_status::quarantined)) {
-        return about(filename, make_error(error_kind::forbidden,
-                                          "project '" + wheel->normalized_name + "' is " +
-                                              std::string(catalog::to_string((*project)->status)) +
-                                              " and takes no new files; an admin can set it active again"));
-    }
+    if (auto open = check_takes_files(catalog_, wheel->normalized_name); !open) return about(filename, open.error());
 
     auto validated = validate_wheel(spool.path(), *wheel, options.limits);
     if (!validated) return about(filename, validated.error());
@@ -252,15 +266,7 @@ result<ingest_result> ingester::register_remote(const pep427::wheel_filename& wh
     if (!existing) return existing.error();
     if (*existing) return std::move(**existing);
 
-    auto project = catalog_.find_project(wheel.normalized_name);
-    if (!project) return about(filename, project.error());
-    if (*project && ((*project)->status == catalog::project_status::archived ||
-                     (*project)->status == catalog::project_status::quarantined)) {
-        return about(filename, make_error(error_kind::forbidden,
-                                          "project '" + wheel.normalized_name + "' is " +
-                                              std::string(catalog::to_string((*project)->status)) +
-                                              " and takes no new files; an admin can set it active again"));
-    }
+    if (auto open = check_takes_files(catalog_, wheel.normalized_name); !open) return about(filename, open.error());
 
     catalog::new_file row;
     row.file = make_file_record(wheel, validated, remote.sha256, remote.size, remote.uploaded_by);

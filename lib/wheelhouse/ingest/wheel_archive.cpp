@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/ingest/range_cache.hpp"
 #include "wheelhouse/ingest/record.hpp"
 #include "wheelhouse/ingest/zip_range_source.hpp"
@@ -330,10 +331,12 @@ result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, cons
     for (const auto& row : *record) {
         const auto found = by_name.find(row.path);
         if (found == by_name.end() || entries[found->second].directory) {
-            return invalid("RECORD lists " + row.path + " but the archive has no such file");
+            return invalid("rebuild the wheel: RECORD lists a file the archive lacks",
+                           "RECORD lists " + row.path + " but the archive has no such file");
         }
         if (!row.algorithm && !is_record_or_signature(row.path, wheel.dist_info)) {
-            return invalid("RECORD lists " + row.path + " without a hash; only RECORD itself may have none");
+            return invalid("rebuild the wheel: RECORD lists a file without its hash",
+                           "RECORD lists " + row.path + " without a hash; only RECORD itself may have none");
         }
         listed.emplace(row.path, &row);
     }
@@ -344,7 +347,8 @@ result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, cons
         const auto row = listed.find(entry.name);
         const bool exempt = is_record_or_signature(entry.name, wheel.dist_info);
         if (row == listed.end() && !exempt) {
-            return invalid("archive entry " + entry.name + " is not listed in RECORD; rebuild the wheel");
+            return invalid("rebuild the wheel: an archive entry is missing from RECORD",
+                           "archive entry " + entry.name + " is not listed in RECORD");
         }
         const record_row* expected = row == listed.end() ? nullptr : row->second;
         std::optional<crypto::hasher> hasher;
@@ -366,15 +370,17 @@ result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, cons
         wheel.uncompressed_size += *inflated;
         if (expected == nullptr || exempt) continue;
         if (expected->size && *expected->size != *inflated) {
-            return invalid("RECORD says " + entry.name + " is " + with_bytes(*expected->size) +
-                           " but the archive entry is " + with_bytes(*inflated) + "; rebuild the wheel");
+            return invalid("rebuild the wheel: a file's size differs from what RECORD says",
+                           "RECORD says " + entry.name + " is " + with_bytes(*expected->size) +
+                               " but the archive entry is " + with_bytes(*inflated));
         }
         if (hasher) {
             const auto actual = crypto::to_base64url_nopad(hasher->finish());
             if (actual != expected->digest) {
                 const auto algorithm = std::string(crypto::name_of(*expected->algorithm));
-                return invalid("RECORD says " + entry.name + " has " + algorithm + "=" + expected->digest +
-                               " but the archive entry hashes to " + algorithm + "=" + actual + "; rebuild the wheel");
+                return invalid("rebuild the wheel: a file's hash differs from what RECORD says",
+                               "RECORD says " + entry.name + " has " + algorithm + "=" + expected->digest +
+                                   " but the archive entry hashes to " + algorithm + "=" + actual);
             }
         }
     }

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep440/version.hpp"
 #include "wheelhouse/pep503/name.hpp"
 
@@ -12,8 +13,9 @@ result<void> check_dist_info_name(std::string_view dist_info, const pep427::whee
     stem.remove_suffix(std::string_view(".dist-info").size());
     const auto name = stem.substr(0, stem.find('-'));
     if (pep503::normalize(name) != wheel.normalized_name) {
-        return invalid("the wheel's " + std::string(dist_info) + " directory belongs to project " +
-                       pep503::normalize(name) + ", but the filename is for " + wheel.normalized_name);
+        return invalid("rename the file or rebuild the wheel: its .dist-info directory names another project",
+                       "the wheel's " + std::string(dist_info) + " directory belongs to project " +
+                           pep503::normalize(name) + ", but the filename is for " + wheel.normalized_name);
     }
     return {};
 }
@@ -21,24 +23,27 @@ result<void> check_dist_info_name(std::string_view dist_info, const pep427::whee
 result<void> check_metadata_matches(const metadata::core_metadata& metadata, const pep427::wheel_filename& wheel) {
     const auto name = pep503::normalize(metadata.name());
     if (name != wheel.normalized_name) {
-        return invalid("METADATA says Name: " + std::string(metadata.name()) + ", but the filename is for project " +
-                       wheel.normalized_name);
+        return invalid("rename the file or rebuild the wheel: METADATA's Name is another project than the filename's",
+                       "METADATA says Name: " + std::string(metadata.name()) + ", but the filename is for project " +
+                           wheel.normalized_name);
     }
     auto version = pep440::parse(metadata.version());
     if (!version) {
-        return invalid("METADATA says Version: " + std::string(metadata.version()) +
-                       ", which is not a PEP 440 version: " + version.error().message);
+        return invalid("rebuild the wheel with a PEP 440 version in METADATA",
+                       "METADATA says Version: " + std::string(metadata.version()) + ", which is not a PEP 440 version: " +
+                           describe(version.error()));
     }
     if (*version != wheel.version) {
-        std::string message = "METADATA says Version: " + std::string(metadata.version()) + ", but the filename says " +
-                              wheel.version_text + "; pip discards such a wheel (\"inconsistent version\")";
+        std::string detail = "METADATA says Version: " + std::string(metadata.version()) + ", but the filename says " +
+                             wheel.version_text + "; pip discards such a wheel (\"inconsistent version\")";
         if (version->local.empty() && !wheel.version.local.empty() &&
             version->public_string() == wheel.version.public_string()) {
-            message += ". The local label +" + wheel.version.local_string() +
-                       " was added to the filename only: rebuild with it in the version, or rename the file to " +
-                       "drop it";
+            return invalid("rebuild with +" + wheel.version.local_string() +
+                               " in the version, or rename the file to drop it: the local label is in the filename only",
+                           std::move(detail));
         }
-        return invalid(std::move(message));
+        return invalid("rebuild the wheel or rename the file: METADATA's Version differs from the filename's",
+                       std::move(detail));
     }
     return {};
 }

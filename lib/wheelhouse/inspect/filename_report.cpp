@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/text/quoted.hpp"
 #include "wheelhouse/text/utf8.hpp"
@@ -60,7 +61,7 @@ boost::json::object describe(const pep427::wheel_filename& wheel) {
 
 boost::json::object describe_error(std::string_view filename, const error& failure) {
     return boost::json::object{{"filename", text::replace_invalid_utf8(filename)},
-                               {"error", text::replace_invalid_utf8(failure.message)}};
+                               {"error", text::replace_invalid_utf8(describe(failure))}};
 }
 
 filename_report report(std::string_view argument) {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <limits>
 
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/text/quoted.hpp"
 
@@ -59,9 +60,9 @@ public:
         }
         if (count != 5 && count != 6) {
             std::string reason = "found " + std::to_string(count) + " '-'-separated part" + (count == 1 ? "" : "s") +
-                                 " where 5 or 6 are expected: " + std::string(expected_form);
-            if (count > 6) reason += " (a '-' inside the name or version must be written as '_')";
-            return fail(reason);
+                                 " where 5 or 6 are expected";
+            if (count > 6) reason += "; write a '-' inside the name or version as '_'";
+            return fail(reason, "the form is " + std::string(expected_form));
         }
 
         wheel_filename out;
@@ -87,8 +88,11 @@ public:
 private:
     using maybe_error = std::optional<error>;
 
-    error fail(std::string_view reason) const {
-        return invalid("wheel filename " + quoted(filename_) + ": " + std::string(reason));
+    // The reason is the status line an uploader sees; the filename, which may be long (and the
+    // uploader knows it), goes to the detail.
+    error fail(std::string_view reason, std::string_view detail = {}) const {
+        std::string particulars = detail.empty() ? std::string() : std::string(detail) + "; ";
+        return invalid("wheel filename: " + std::string(reason), particulars + "the filename is " + quoted(filename_));
     }
 
     // Stricter than packaging, which takes any characters it does not split on: a filename that
@@ -138,12 +142,16 @@ private:
         if (text.empty()) return fail("the version is empty");
         auto parsed = pep440::parse(text);
         if (!parsed) {
-            std::string reason = "bad version: " + parsed.error().message;
-            // "flash-attn-2.8.3-…" reads as name "flash", version "attn": say what was meant.
+            const std::string reason = "bad version: " + parsed.error().message;
+            // "flash-attn-2.8.3-…" reads as name "flash", version "attn": say what was meant, first.
             if (!is_digit(text.front()) && !(text.size() > 1 && (text[0] == 'v' || text[0] == 'V') && is_digit(text[1]))) {
-                reason += " (if '" + std::string(text) + "' is part of the name, write it as '" + std::string(name) +
-                          "_" + std::string(text) + "')";
+                return fail("if '" + std::string(text) + "' is part of the name, write it as '" + std::string(name) + "_" +
+                                std::string(text) + "'; it is no version",
+                            reason);
             }
+            // pep440's reason quotes the version; a long one leaves the status line for the detail.
+            if (std::string_view("wheel filename: ").size() + reason.size() > reason_budget)
+                return fail("the version is not a PEP 440 version", reason);
             return fail(reason);
         }
         out.version_text = std::string(text);

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -11,10 +12,21 @@ bool wants_json(const http::request_header<>& request) {
     return request[http::field::accept].find("application/json") != std::string_view::npos;
 }
 
+// The reason is the message's first line; one that still exceeds reason_budget (a reason not yet
+// written short) is cut between words rather than mid-word, and the body has it whole.
 std::string reason_phrase(std::string_view message) {
     std::string reason;
-    for (char c : message.substr(0, 300)) reason.push_back(c >= 0x20 && c < 0x7F ? c : ' ');
-    return reason;
+    for (char c : message.substr(0, message.find('\n'))) reason.push_back(c >= 0x20 && c < 0x7F ? c : ' ');
+    if (reason.size() <= reason_budget) return reason;
+    // Cut at the last space that leaves room for the ellipsis, never inside a word.
+    constexpr std::string_view ellipsis = "...";
+    const auto space = reason.rfind(' ', reason_budget - ellipsis.size());
+    reason.resize(space == std::string::npos || space == 0 ? reason_budget - ellipsis.size() : space);
+    while (!reason.empty() && (reason.back() == ' ' || reason.back() == ',' || reason.back() == ';' ||
+                               reason.back() == ':')) {
+        reason.pop_back();
+    }
+    return reason.append(ellipsis);
 }
 
 transport::outgoing_response json_response(const http::request_header<>& request, http::status status,
@@ -28,20 +40,27 @@ transport::outgoing_response json_response(const http::request_header<>& request
 
 transport::outgoing_response error_response(const http::request_header<>& request, const error& failure,
                                             audience answers, http::fields extra) {
-    std::string_view message = failure.message;
+    // The message's first line is the reason phrase, the rest the detail (wheelhouse/error_text.hpp).
+    std::string_view message = reason_of(failure);
+    std::string_view detail = detail_of(failure);
     if (failure.kind == error_kind::internal) {
-        spdlog::error("{} {}: {}", request.method_string(), request.target(), failure.message);
+        spdlog::error("{} {}: {}", request.method_string(), request.target(), describe(failure));
         message = "the index failed to answer this request; the administrator has the details in the log";
+        detail = {};
     }
     const auto status = transport::status_for(failure.kind);
     const bool api = answers == audience::json_api;
     if (failure.kind == error_kind::unauthorized) {
         extra.set(http::field::www_authenticate, api ? "Bearer realm=\"wheelhouse\"" : "Basic realm=\"wheelhouse\"");
     }
-    if (api) return json_response(request, status, boost::json::serialize(boost::json::object{{"error", message}}), std::move(extra));
+    boost::json::object json{{"error", message}};
+    if (!detail.empty()) json["detail"] = detail;
+    if (api) return json_response(request, status, boost::json::serialize(json), std::move(extra));
+    // The text body: the reason again, whole, then the detail on its own line.
     std::string text = std::to_string(static_cast<unsigned>(status)) + " " +
                        std::string(http::obsolete_reason(status)) + ": " + std::string(message);
-    return text_or_json_response(request, status, std::move(text), {{"error", message}}, std::move(extra), message);
+    if (!detail.empty()) text.append("\n").append(detail);
+    return text_or_json_response(request, status, std::move(text), json, std::move(extra), message);
 }
 
 transport::outgoing_response method_not_allowed(const http::request_header<>& request, method_set allowed,

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/auth/credentials.hpp"
+#include "wheelhouse/error_text.hpp"
 
 namespace wheelhouse::app {
 namespace {
@@ -29,7 +30,8 @@ result<auth::token_grant> authorize(const auth::token_store& tokens, const http:
     const auto authorization = request[http::field::authorization];
     if (authorization.empty()) {
         return make_error(error_kind::unauthorized,
-                          std::string(rule.action) + " need an API token: " + std::string(rule.how_to_send));
+                          std::string(rule.action) + " need an API token: " + std::string(rule.how_to_send),
+                          std::string(rule.example));
     }
     auto presented = auth::read_authorization(authorization);
     if (!presented.token) {

@@ -14,6 +14,7 @@ struct access_rule {
     auth::scope needed = auth::scope::admin;
     std::string_view action;        // what is refused, as the subject of "need": "uploads", "yanking a file"
     std::string_view how_to_send;   // for a request without credentials: how to present a token
+    std::string_view example = {};  // and, for the answer's detail, an example or where to get one
 };
 
 // The grant of the token in the Authorization header (Basic __token__:<token> or Bearer

@@ -5,6 +5,7 @@
 
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/json_body.hpp"
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/github_release.hpp"
@@ -42,7 +43,9 @@ json::object report_json(const remote::registration_report& report) {
     if (report.failure) {
         out["error"] = report.failure->kind == error_kind::internal
                            ? std::string("the index failed to register this file; the administrator has the details in the log")
-                           : report.failure->message;
+                           : std::string(reason_of(*report.failure));
+        if (report.failure->kind != error_kind::internal && !detail_of(*report.failure).empty())
+            out["detail"] = detail_of(*report.failure);
     }
     return out;
 }
@@ -143,7 +146,7 @@ route_answer register_asset(route_context& context, route_request& request) {
     registration_tools tools(context);
     auto report = tools.registrar.register_asset(one);
     if (report.failure && report.failure->kind == error_kind::internal) {
-        spdlog::error("registering {}: {}", report.url, report.failure->message);
+        spdlog::error("registering {}: {}", report.url, describe(*report.failure));
     }
     const auto status = report.outcome == remote::registration_outcome::added     ? http::status::created
                         : report.outcome == remote::registration_outcome::present ? http::status::ok

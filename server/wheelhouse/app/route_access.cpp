@@ -17,14 +17,17 @@ auth::scope scope_needed(access needed) {
     return auth::scope::read;
 }
 
+// The detail beside how_to_send: a whole command, and who makes tokens.
+std::string_view example_of_sending(access needed, audience answers) {
+    if (answers != audience::package_tools || needed != access::read) return {};
+    return "e.g. pip install --index-url http://__token__:<token>@<host>/simple/ <project>; an admin creates a "
+           "token with: wheelhouse token create --name <who> --scope read";
+}
+
 // How to present a token, in the terms of the clients the route answers.
 std::string_view how_to_send(access needed, audience answers) {
     if (answers == audience::package_tools) {
-        if (needed == access::read) {
-            return "put a token in the index URL, e.g. pip install --index-url "
-                   "http://__token__:<token>@<host>/simple/ <project> (an admin creates one with: wheelhouse token "
-                   "create --name <who> --scope read)";
-        }
+        if (needed == access::read) return "put one in the index URL: http://__token__:<token>@<host>/simple/";
         return "twine upload -u __token__ -p <token>, or curl -u __token__:<token>";
     }
     switch (needed) {
@@ -84,7 +87,8 @@ result<void> check_access(const auth::token_store& tokens, const http::request_h
                           route_request& request) {
     const route& declared = *request.matched;
     if (declared.needs == access::anyone || (declared.needs == access::read && !private_index)) return {};
-    const access_rule rule{scope_needed(declared.needs), declared.action, how_to_send(declared.needs, declared.answers)};
+    const access_rule rule{scope_needed(declared.needs), declared.action, how_to_send(declared.needs, declared.answers),
+                           example_of_sending(declared.needs, declared.answers)};
     auto grant = authorize(tokens, header, rule);
     if (!grant) return grant.error();
     const auto& token = request.grant.emplace(std::move(*grant));

@@ -7,6 +7,7 @@
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/route_access.hpp"
 #include "wheelhouse/app/upload_sinks.hpp"
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/transport/responses.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
@@ -16,7 +17,8 @@ namespace {
 
 using transport::outgoing_response;
 
-outgoing_response accepted(const http::request_header<>& request, const ingest::ingest_result& ingested) {
+outgoing_response accepted(const http::request_header<>& request, const ingest::ingest_result& ingested,
+                           std::string_view files_base) {
     const auto& file = ingested.file;
     const bool created = ingested.outcome == ingest::ingest_outcome::created;
     const auto status = created ? http::status::created : http::status::ok;
@@ -29,7 +31,7 @@ outgoing_response accepted(const http::request_header<>& request, const ingest::
                              {"sha256", file.sha256},
                              {"size", file.size},
                              {"created", created},
-                             {"url", "/files/" + file.sha256 + "/" + file.filename},
+                             {"url", std::string(files_base) + file.sha256 + "/" + file.filename},
                              {"page", page},
                              {"variant", variants::to_json(file.variant)}};
     return text_or_json_response(request, status, std::move(text), std::move(json));
@@ -74,9 +76,11 @@ transport::body_plan plan_upload(route_context& context, const http::request_hea
         std::uint64_t declared = 0;
         const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), declared);
         if (ec == std::errc{} && end == length.data() + length.size() && declared > max_bytes) {
-            return reject(make_error(error_kind::too_large, "the upload is " + std::to_string(declared) +
-                                                                " bytes; this index takes at most " +
-                                                                std::to_string(max_bytes)));
+            return reject(make_error(error_kind::too_large,
+                                     "send a smaller file: this index takes at most " + std::to_string(max_bytes) +
+                                         " bytes",
+                                     "the upload is " + std::to_string(declared) +
+                                         " bytes; an admin sets the limit with --max-upload-size"));
         }
     }
     std::optional<std::string> boundary;
@@ -138,7 +142,7 @@ route_answer ingest_upload(route_context& context, route_request& request) {
     context.metrics.record_ingest(outcome_of(ingested), std::chrono::duration_cast<std::chrono::microseconds>(
                                                              std::chrono::steady_clock::now() - request.queued_at));
     if (!ingested) return error_response(header, ingested.error());
-    return accepted(header, *ingested);
+    return accepted(header, *ingested, context.settings.files_base);
 }
 
 }  // namespace wheelhouse::app

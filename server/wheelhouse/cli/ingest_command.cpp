@@ -17,6 +17,7 @@
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/cli/data_option.hpp"
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 
@@ -63,13 +64,6 @@ std::pair<std::vector<work_item>, std::size_t> collect(const std::vector<std::st
         }
     }
     return {std::move(items), ignored};
-}
-
-// The ingester names the file first ("x.whl: reason"); the summary names the path already.
-std::string without_filename(const std::filesystem::path& path, std::string message) {
-    const auto prefix = path.filename().string() + ": ";
-    if (message.starts_with(prefix)) message.erase(0, prefix.size());
-    return message;
 }
 
 // A one-line progress bar on stderr, redrawn in place; only on a terminal.
@@ -148,7 +142,7 @@ int run_ingest(const ingest_command_options& options) {
             } else {
                 auto ingested = ingester.ingest_file(item.path, ingest_options);
                 if (!ingested) {
-                    report = {file_outcome::rejected, without_filename(item.path, ingested.error().message)};
+                    report = {file_outcome::rejected, describe(ingested.error())};
                 } else if (ingested->outcome == ingest::ingest_outcome::created) {
                     report = {file_outcome::added, {}};
                 } else {

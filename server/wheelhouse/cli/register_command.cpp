@@ -10,6 +10,7 @@
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/cli/data_option.hpp"
 #include "wheelhouse/config/settings.hpp"
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/http_client.hpp"
@@ -87,7 +88,7 @@ std::string size_text(std::uint64_t bytes) {
 void print(const remote::registration_report& report) {
     const std::string name = report.filename.empty() ? report.url : report.filename;
     if (report.outcome == remote::registration_outcome::rejected) {
-        std::printf("rejected  %s: %s (read %s)\n", name.c_str(), report.failure ? report.failure->message.c_str() : "",
+        std::printf("rejected  %s: %s (read %s)\n", name.c_str(), report.failure ? describe(*report.failure).c_str() : "",
                     size_text(report.bytes_transferred).c_str());
         return;
     }

@@ -11,6 +11,7 @@
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/config/settings.hpp"
+#include "wheelhouse/static_export/static_site.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/server.hpp"
 
@@ -53,6 +54,7 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.ingest_workers = settings.ingest_workers;
     out.ingest_queue = settings.ingest_queue;
     out.private_index = settings.private_index;
+    if (!settings.public_url.empty()) out.files_base = *static_export::files_base_for(settings.public_url);  // checked
     out.remote_download_mode = settings.remote_download_mode;
     out.github_api_url = settings.github_api_url;
     out.github_token = settings.github_token;
@@ -79,8 +81,11 @@ void announce(const transport::server& server, const config::settings& settings)
     const auto endpoint = server.local_endpoint();
     const auto host = endpoint.address().is_v6() ? "[" + endpoint.address().to_string() + "]"
                                                  : endpoint.address().to_string();
-    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads)\n", host.c_str(),
-                 endpoint.port(), settings.data.c_str(), settings.threads);
+    // An admin who meant to open the index (or to close it) sees which it is before anyone reads.
+    const char* access = settings.private_index ? "private: every read needs a token of scope read or above"
+                                                : "public: anyone may read, uploads need a token";
+    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads; %s)\n", host.c_str(),
+                 endpoint.port(), settings.data.c_str(), settings.threads, access);
     std::fflush(stderr);
 }
 

@@ -7,6 +7,7 @@
 #include <boost/url/parse.hpp>
 
 #include "wheelhouse/config/setting.hpp"
+#include "wheelhouse/static_export/static_site.hpp"
 
 namespace wheelhouse::config {
 namespace {
@@ -48,6 +49,13 @@ result<void> https_url(std::string& url) {
     return {};
 }
 
+// The same rules as an export's base URL: http(s)://HOST/PATH or /PATH, no credentials or query.
+result<void> public_url_if_set(std::string& url) {
+    if (url.empty()) return {};
+    if (auto base = static_export::files_base_for(url); !base) return base.error();
+    return {};
+}
+
 // --- the settings: one row each, in --help's order; the default is the field's in settings.hpp ---
 
 const std::vector<setting>& table() {
@@ -72,6 +80,10 @@ const std::vector<setting>& table() {
         declare(serving, "private", &settings::private_index,
                 "Private index: reading pages and files needs a token too (pip: --index-url "
                 "http://__token__:TOKEN@HOST/simple/); WHEELHOUSE_PRIVATE=0 overrides the file's private = true"),
+        declare(serving, "public-url", &settings::public_url,
+                "The index's URL as clients see it (https://HOST/PATH/): pages link files absolutely under it, "
+                "for clients that resolve no relative URL (micropip) and behind a proxy that rewrites paths",
+                public_url_if_set),
         declare(fetching, "github-api-url", &settings::github_api_url,
                 "GitHub REST API base URL (default https://api.github.com; Enterprise: https://HOST/api/v3)", https_url),
         declare(fetching, "github-token", &settings::github_token,

@@ -34,6 +34,7 @@ struct settings {
     unsigned ingest_workers = 0;  // 0: one per core
     unsigned ingest_queue = 16;
     bool private_index = false;  // reads (/simple/, /files/, /api/) need a token too
+    std::string public_url;      // when set, pages link files absolutely: <public_url>/files/…
 
     // Release assets: registering, importing and downloading them.
     std::string github_api_url = "https://api.github.com";  // GitHub Enterprise: https://HOST/api/v3
