@@ -23,7 +23,6 @@ bool is_pattern_char(char c) noexcept {
            c == '.' || is_wildcard(c);
 }
 
-
 // State i of a pattern: its first i characters are matched. A '*' state loops on every
 // character and also stands for the state after it (runs of '*' are folded to one, so one
 // step of that closure is enough). The set of live states is a bitset, one word per 64.

@@ -17,8 +17,8 @@ namespace {
 using text::quoted;
 
 constexpr std::size_t shown_value_bytes = 80;
-constexpr std::size_t longest_summary = 512;        // PyPI's limit
-constexpr std::size_t longest_url_label = 32;       // the specification's limit
+constexpr std::size_t longest_summary = 512;   // PyPI's limit
+constexpr std::size_t longest_url_label = 32;  // the specification's limit
 
 // A field value in a message: quoted, shortened, control and non-ASCII bytes escaped.
 std::string shown(std::string_view value) { return quoted(value, shown_value_bytes); }
@@ -53,7 +53,8 @@ result<void> check_metadata_version(std::string_view value) {
 
 result<void> check_summary(std::string_view value) {
     if (value.find_first_of("\r\n") != std::string_view::npos) {
-        return bad_field("Summary", value, "spans several lines", "write the summary on one line (the long text goes in the description)");
+        return bad_field("Summary", value, "spans several lines",
+                         "write the summary on one line (the long text goes in the description)");
     }
     if (has_control(value, true)) {
         return bad_field("Summary", value, "holds a control character", "remove it");
@@ -67,10 +68,12 @@ result<void> check_summary(std::string_view value) {
 
 result<void> check_requires_python(std::string_view value) {
     if (has_control(value, false)) {
-        return bad_field("Requires-Python", value, "holds a line break or control character", "write it on one line, such as '>=3.9'");
+        return bad_field("Requires-Python", value, "holds a line break or control character",
+                         "write it on one line, such as '>=3.9'");
     }
     if (auto parsed = pep440::parse_specifier_set(value); !parsed) {
-        return bad_field("Requires-Python", value, "is not a PEP 440 version specifier set (" + parsed.error().message + ")",
+        return bad_field("Requires-Python", value,
+                         "is not a PEP 440 version specifier set (" + parsed.error().message + ")",
                          "write one such as '>=3.9' or '>=3.9,<3.14'");
     }
     return {};
@@ -93,7 +96,9 @@ result<void> check_provides_extra(std::string_view value) {
 result<void> check_project_url(std::string_view value) {
     constexpr std::string_view form = "write it as 'Label, https://host/path'";
     const auto comma = value.find(',');
-    if (comma == std::string_view::npos) return bad_field("Project-URL", value, "has no ', ' between label and URL", form);
+    if (comma == std::string_view::npos) {
+        return bad_field("Project-URL", value, "has no ', ' between label and URL", form);
+    }
     auto trim = [](std::string_view text) {
         while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
         while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
@@ -126,12 +131,14 @@ result<void> check_single_use(const core_metadata& metadata) {
 
 result<void> check_name(std::string_view value) {
     if (pep503::is_valid_project_name(value)) return {};
-    return bad_field("Name", value, "is not a valid project name", "use ASCII letters and digits, with '-', '_' or '.' between them");
+    return bad_field("Name", value, "is not a valid project name",
+                     "use ASCII letters and digits, with '-', '_' or '.' between them");
 }
 
 result<void> check_version(std::string_view value) {
     if (auto parsed = pep440::parse(value); !parsed) {
-        return bad_field("Version", value, "is not a PEP 440 version (" + parsed.error().message + ")", "write one such as '2.8.3'");
+        return bad_field("Version", value, "is not a PEP 440 version (" + parsed.error().message + ")",
+                         "write one such as '2.8.3'");
     }
     return {};
 }

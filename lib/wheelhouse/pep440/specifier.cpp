@@ -160,7 +160,8 @@ result<specifier> parse_version_part(comparison op, std::string_view clause, std
     if (op == comparison::arbitrary) {
         if (written.find_first_of(";)") != std::string_view::npos ||
             std::any_of(written.begin(), written.end(), is_python_space)) {
-            return invalid("version specifier " + quoted(clause) + ": '===' takes one word, without spaces, ';' or ')'");
+            return invalid("version specifier " + quoted(clause) +
+                           ": '===' takes one word, without spaces, ';' or ')'");
         }
         if (auto parsed = parse(written)) out.target = std::move(*parsed);
         return out;
@@ -168,8 +169,9 @@ result<specifier> parse_version_part(comparison op, std::string_view clause, std
     std::string_view version_text = written;
     if (written.ends_with(".*")) {
         if (op != comparison::equal && op != comparison::not_equal) {
-            return invalid("version specifier " + quoted(clause) + ": a '.*' prefix match goes only with '==' or '!=' (write '" +
-                           op_text + std::string(written.substr(0, written.size() - 2)) + "')");
+            return invalid("version specifier " + quoted(clause) +
+                           ": a '.*' prefix match goes only with '==' or '!=' (write '" + op_text +
+                           std::string(written.substr(0, written.size() - 2)) + "')");
         }
         version_text.remove_suffix(2);
         if (!is_release_only(version_text)) {

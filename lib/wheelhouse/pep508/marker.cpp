@@ -228,7 +228,8 @@ private:
 std::string operand_text(const marker_operand& operand, const marker_operand& other) {
     if (operand.is_variable) return operand.text;
     // PEP 685: an extra's name compares normalised.
-    const std::string value = other.is_variable && other.text == "extra" ? pep503::normalize(operand.text) : operand.text;
+    const bool extra = other.is_variable && other.text == "extra";
+    const std::string value = extra ? pep503::normalize(operand.text) : operand.text;
     const char quote = value.find('"') == std::string::npos ? '"' : '\'';
     return quote + value + quote;
 }

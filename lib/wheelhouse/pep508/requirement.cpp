@@ -68,8 +68,8 @@ private:
         const std::string_view name = text_.substr(start, position_ - start);
         if (name.empty()) {
             const std::string_view article = what.starts_with('e') ? "an " : "a ";
-            return fail("expected " + std::string(article) + std::string(what) + " at " + quoted(text_.substr(start), 40) +
-                        " (letters, digits, '.', '_' and '-')");
+            return fail("expected " + std::string(article) + std::string(what) + " at " +
+                        quoted(text_.substr(start), 40) + " (letters, digits, '.', '_' and '-')");
         }
         if (!is_alphanumeric(name.front()) || !is_alphanumeric(name.back())) {
             return fail("the " + std::string(what) + " " + quoted(name, 40) +
@@ -99,7 +99,9 @@ private:
                 return {};
             }
             if (!at(',')) {
-                if (position_ < text_.size() && is_name_char(text_[position_])) return fail("extras are separated by ','");
+                if (position_ < text_.size() && is_name_char(text_[position_])) {
+                    return fail("extras are separated by ','");
+                }
                 return fail("expected ',' or ']' after the extra " + quoted(out_.extras.back(), 40));
             }
             ++position_;
@@ -129,7 +131,8 @@ private:
     result<void> check_url(std::string_view url) const {
         const auto parsed = boost::urls::parse_uri(url);
         if (!parsed) {
-            return fail("the URL " + quoted(url, 60) + " is not a valid absolute URL (" + parsed.error().message() + ")");
+            return fail("the URL " + quoted(url, 60) + " is not a valid absolute URL (" + parsed.error().message() +
+                        ")");
         }
         if (parsed->scheme() == "file") {
             if (!url.starts_with("file://")) return fail("write a file URL as file:///path");

@@ -1,7 +1,6 @@
 #include "wheelhouse/remote/host_policy.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -48,9 +47,9 @@ std::string allowed_list_text(const std::vector<std::string>& hosts) {
 // 64:ff9b:1::/48 is refused whole as its IPv4 address sits where the operator chose. Past the
 // table, IPv6 outside 2000::/3, the only global unicast space IANA has allocated, is refused.
 struct special_block {
-    std::string_view address;
-    unsigned bits;
-    std::string_view name;
+    std::string_view address;  // the block's first address, without the prefix length
+    unsigned bits;             // the prefix length
+    std::string_view name;     // what the refusal says, the block and its RFC included
 };
 
 constexpr std::array<special_block, 26> ipv4_blocks{{
@@ -114,41 +113,120 @@ constexpr std::array<special_block, 27> ipv6_blocks{{
 
 using ipv6_bytes = std::array<unsigned char, 16>;
 
-ipv6_bytes bytes_of(const boost::urls::ipv6_address& address) {
-    const auto bytes = address.to_bytes();
+// Dotted-quad text as a number; used on the tables at compile time.
+constexpr std::optional<std::uint32_t> parse_v4(std::string_view text) {
+    std::uint32_t address = 0;
+    for (int octet = 0; octet < 4; ++octet) {
+        if (octet > 0) {
+            if (text.empty() || text.front() != '.') return std::nullopt;
+            text.remove_prefix(1);
+        }
+        unsigned value = 0;
+        std::size_t digits = 0;
+        while (!text.empty() && text.front() >= '0' && text.front() <= '9' && digits < 3) {
+            value = value * 10 + static_cast<unsigned>(text.front() - '0');
+            text.remove_prefix(1);
+            ++digits;
+        }
+        if (digits == 0 || value > 255) return std::nullopt;
+        address = (address << 8) | value;
+    }
+    return text.empty() ? std::optional<std::uint32_t>(address) : std::nullopt;
+}
+
+constexpr int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+// Colon-hex text with at most one "::" (lower case, no embedded dotted quad) as bytes; used
+// on the tables at compile time.
+constexpr std::optional<ipv6_bytes> parse_v6(std::string_view text) {
+    std::array<std::uint16_t, 8> before{}, after{};  // the groups on each side of "::"
+    std::size_t count_before = 0, count_after = 0;
+    bool gap = text.starts_with("::");
+    if (gap) text.remove_prefix(2);
+    while (!text.empty()) {
+        unsigned group = 0;
+        std::size_t digits = 0;
+        for (; !text.empty() && text.front() != ':'; text.remove_prefix(1), ++digits) {
+            if (hex_value(text.front()) < 0 || digits == 4) return std::nullopt;
+            group = group * 16 + static_cast<unsigned>(hex_value(text.front()));
+        }
+        if (digits == 0 || count_before + count_after == 8) return std::nullopt;
+        (gap ? after[count_after++] : before[count_before++]) = static_cast<std::uint16_t>(group);
+        if (text.empty()) break;
+        text.remove_prefix(1);
+        if (text.starts_with(":")) {
+            if (gap) return std::nullopt;
+            gap = true;
+            text.remove_prefix(1);
+        } else if (text.empty()) {
+            return std::nullopt;  // a single trailing ':'
+        }
+    }
+    if (gap ? count_before + count_after > 7 : count_before != 8) return std::nullopt;
     ipv6_bytes out{};
-    std::copy(bytes.begin(), bytes.end(), out.begin());
+    auto put = [&out](std::size_t group, std::uint16_t value) {
+        out[2 * group] = static_cast<unsigned char>(value >> 8);
+        out[2 * group + 1] = static_cast<unsigned char>(value & 0xFF);
+    };
+    for (std::size_t i = 0; i < count_before; ++i) put(i, before[i]);
+    for (std::size_t i = 0; i < count_after; ++i) put(8 - count_after + i, after[i]);
     return out;
 }
 
-bool in_prefix(const ipv6_bytes& address, const ipv6_bytes& prefix, unsigned bits) noexcept {
+template <class Address>
+struct prefix {
+    Address base;
+    unsigned bits;
+    std::string_view name;
+};
+
+// The tables parsed while compiling: a typo in one is a build error, not a hole at run time.
+template <std::size_t N>
+constexpr std::array<prefix<std::uint32_t>, N> parsed_v4(const std::array<special_block, N>& blocks) {
+    std::array<prefix<std::uint32_t>, N> out{};
+    for (std::size_t i = 0; i < N; ++i) out[i] = {parse_v4(blocks[i].address).value(), blocks[i].bits, blocks[i].name};
+    return out;
+}
+template <std::size_t N>
+constexpr std::array<prefix<ipv6_bytes>, N> parsed_v6(const std::array<special_block, N>& blocks) {
+    std::array<prefix<ipv6_bytes>, N> out{};
+    for (std::size_t i = 0; i < N; ++i) out[i] = {parse_v6(blocks[i].address).value(), blocks[i].bits, blocks[i].name};
+    return out;
+}
+
+constexpr auto ipv4_prefixes = parsed_v4(ipv4_blocks);
+constexpr auto ipv6_prefixes = parsed_v6(ipv6_blocks);
+
+bool in_prefix(std::uint32_t address, std::uint32_t base, unsigned bits) noexcept {
+    const std::uint32_t mask = bits == 0 ? 0 : ~std::uint32_t{0} << (32 - bits);
+    return (address & mask) == (base & mask);
+}
+
+bool in_prefix(const ipv6_bytes& address, const ipv6_bytes& base, unsigned bits) noexcept {
     for (unsigned i = 0; i < 16 && bits > 0; ++i) {
         const unsigned take = std::min(bits, 8U);
         const auto mask = static_cast<unsigned char>(0xFF << (8 - take));
-        if ((address[i] & mask) != (prefix[i] & mask)) return false;
+        if ((address[i] & mask) != (base[i] & mask)) return false;
         bits -= take;
     }
     return true;
 }
 
 // The most specific block that holds the address, so the message names the narrowest reason.
-template <class Blocks, class Contains>
-std::optional<std::string_view> most_specific(const Blocks& blocks, Contains contains) {
-    const special_block* found = nullptr;
-    for (const auto& block : blocks) {
-        if (contains(block) && (found == nullptr || block.bits > found->bits)) found = &block;
+template <class Address, std::size_t N>
+std::optional<std::string_view> most_specific(const std::array<prefix<Address>, N>& prefixes, const Address& address) {
+    const prefix<Address>* found = nullptr;
+    for (const auto& candidate : prefixes) {
+        if (in_prefix(address, candidate.base, candidate.bits) && (found == nullptr || candidate.bits > found->bits)) {
+            found = &candidate;
+        }
     }
     if (found == nullptr) return std::nullopt;
     return found->name;
-}
-
-std::optional<std::string_view> special_v4(std::uint32_t address) {
-    return most_specific(ipv4_blocks, [address](const special_block& block) {
-        const auto base = boost::urls::parse_ipv4_address(block.address);
-        assert(base);
-        const std::uint32_t mask = block.bits == 0 ? 0 : ~std::uint32_t{0} << (32 - block.bits);
-        return (address & mask) == (base->to_uint() & mask);
-    });
 }
 
 std::uint32_t v4_from(const ipv6_bytes& b, std::size_t at) {
@@ -158,18 +236,13 @@ std::uint32_t v4_from(const ipv6_bytes& b, std::size_t at) {
 // Why an IPv6 address may not be reached; `embedded_v4` is set instead for the two prefixes
 // whose connections go to the IPv4 address in their last 32 bits.
 std::optional<std::string_view> special_v6(const ipv6_bytes& address, std::optional<std::uint32_t>& embedded_v4) {
-    static constexpr ipv6_bytes mapped{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0, 0};
-    static constexpr ipv6_bytes nat64{0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    static constexpr ipv6_bytes mapped = parse_v6("::ffff:0:0").value();
+    static constexpr ipv6_bytes nat64 = parse_v6("64:ff9b::").value();
     if (in_prefix(address, mapped, 96) || in_prefix(address, nat64, 96)) {
         embedded_v4 = v4_from(address, 12);
         return std::nullopt;
     }
-    auto refused = most_specific(ipv6_blocks, [&address](const special_block& block) {
-        const auto base = boost::urls::parse_ipv6_address(block.address);
-        assert(base);
-        return in_prefix(address, bytes_of(*base), block.bits);
-    });
-    if (refused) return refused;
+    if (auto refused = most_specific(ipv6_prefixes, address)) return refused;
     if ((address[0] & 0xE0) != 0x20) return "space IANA has not allocated for global unicast (outside 2000::/3)";
     return std::nullopt;
 }
@@ -216,11 +289,14 @@ result<void> host_policy::check_address(std::string_view address) const {
 
     std::optional<std::string_view> refused;
     if (const auto v4 = boost::urls::parse_ipv4_address(text)) {
-        refused = special_v4(v4->to_uint());
+        refused = most_specific(ipv4_prefixes, v4->to_uint());
     } else if (const auto v6 = boost::urls::parse_ipv6_address(text)) {
+        ipv6_bytes bytes{};
+        const auto written = v6->to_bytes();
+        std::copy(written.begin(), written.end(), bytes.begin());
         std::optional<std::uint32_t> embedded_v4;
-        refused = special_v6(bytes_of(*v6), embedded_v4);
-        if (!refused && embedded_v4) refused = special_v4(*embedded_v4);
+        refused = special_v6(bytes, embedded_v4);
+        if (!refused && embedded_v4) refused = most_specific(ipv4_prefixes, *embedded_v4);
     } else {
         return invalid("'" + std::string(address) + "' is not an IPv4 or IPv6 address");
     }
