@@ -123,6 +123,17 @@ TEST_CASE("pep440 specifiers: the error names the clause that is wrong and echoe
     CHECK_THAT(result.error().message, Catch::Contains("'>=3.8\">\\x01<script>'"));
     CHECK(no_control_bytes(result.error().message));
 
+    // Found by fuzz/pep440_specifier_fuzz (regressions/): the suggested spelling echoed the
+    // clause unescaped, control and non-ASCII bytes and all.
+    for (const std::string& text : {std::string("=!=.6.(= 339\xFF\xFF_\x80\x00\x00\x1C}3+CvU128", 28),
+                                   std::string("3.9\x1B[2J"), std::string(">=3.9\x01.*")}) {
+        CAPTURE(text);
+        const auto refused = parse_specifier_set(text);
+        REQUIRE_FALSE(refused);
+        CHECK(no_control_bytes(refused.error().message));
+    }
+    CHECK_THAT(parse_specifier("=\x01").error().message, Catch::Contains("write '==\\x01'"));
+
     const auto long_one = parse_specifier(">=" + std::string(5000, '9') + "x");
     REQUIRE_FALSE(long_one);
     CHECK(long_one.error().message.size() < 600);

@@ -58,6 +58,15 @@ TEST_CASE("pep508: refused requirements name what is wrong", "[pep508]") {
     }
 }
 
+TEST_CASE("pep508: a refusal echoes a tab in a specifier escaped", "[pep508]") {
+    // Found by fuzz/pep508_requirement_fuzz (regressions/): the suggested spelling of '=\t...'
+    // carried the tab into the message.
+    const auto refused = parse_requirement("o2o=\t.>Po2o=\t.0");
+    REQUIRE_FALSE(refused);
+    CHECK_THAT(refused.error().message, Catch::Contains("write '==.>Po2o=\\x09.0'"));
+    CHECK(refused.error().message.find('\t') == std::string::npos);
+}
+
 TEST_CASE("pep508: the parts of a requirement, as written", "[pep508]") {
     const auto with_everything = parsed("Flash_Attn [ CUDA , dev ] ( >=2.8 , <3 ) ; sys.platform == 'linux'");
     CHECK(with_everything.name == "Flash_Attn");

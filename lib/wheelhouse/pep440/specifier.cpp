@@ -73,12 +73,14 @@ error missing_operator(std::string_view clause) {
                        "' rather than '" + std::string(clause.substr(0, 2)) + "'");
     }
     if (clause.starts_with("=")) {
-        return invalid("version specifier " + quoted(clause) + ": '=' is no operator; write '==" +
-                       std::string(strip(clause.substr(1))) + "' for that version or '>=' for it and later ones");
+        return invalid("version specifier " + quoted(clause) + ": '=' is no operator; write " +
+                       quoted("==" + std::string(strip(clause.substr(1)))) +
+                       " for that version or '>=' for it and later ones");
     }
     if (!clause.empty() && (is_digit(clause.front()) || clause.front() == 'v' || clause.front() == 'V')) {
-        return invalid("version specifier " + quoted(clause) + " has no operator; write '>=" + std::string(clause) +
-                       "' (or '==" + std::string(clause) + "' for that version only)");
+        return invalid("version specifier " + quoted(clause) + " has no operator; write " +
+                       quoted(">=" + std::string(clause)) + " (or " + quoted("==" + std::string(clause)) +
+                       " for that version only)");
     }
     return invalid("version specifier " + quoted(clause) +
                    " does not start with an operator (~=, ==, !=, <=, >=, <, > or ===)");
@@ -170,8 +172,8 @@ result<specifier> parse_version_part(comparison op, std::string_view clause, std
     if (written.ends_with(".*")) {
         if (op != comparison::equal && op != comparison::not_equal) {
             return invalid("version specifier " + quoted(clause) +
-                           ": a '.*' prefix match goes only with '==' or '!=' (write '" + op_text +
-                           std::string(written.substr(0, written.size() - 2)) + "')");
+                           ": a '.*' prefix match goes only with '==' or '!=' (write " +
+                           quoted(op_text + std::string(written.substr(0, written.size() - 2))) + ")");
         }
         version_text.remove_suffix(2);
         if (!is_release_only(version_text)) {
