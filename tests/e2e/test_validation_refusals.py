@@ -215,6 +215,8 @@ def test_control_characters_in_query_values_are_refused(server, query):
     assert "the query parameter 'q' holds a control character" in body and "remove it" in body, body
     status, body = curl("-H", f"Authorization: Bearer {tokens['admin']}", running.url + "api/v1/audit?target=x%0Ay")
     assert status == 400 and "'target' holds a control character" in body, body
+    status, body = curl(running.url + "api/v1/projects?q=%FF%FE")
+    assert status == 400 and "the query parameter 'q' is not UTF-8" in body, body  # it was echoed into the JSON
     # Ordinary values, spaces and non-ASCII included, still search.
     status, body = curl(running.url + "api/v1/projects?q=Flash%20Attn%C3%A9")
     assert status == 200, body

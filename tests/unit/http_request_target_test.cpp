@@ -98,6 +98,14 @@ TEST_CASE("http: query values with control characters are refused as keys are", 
         CHECK_THAT(parsed.error().message, Catch::Contains(reason));
         CHECK_THAT(parsed.error().message, Catch::Contains("remove it"));
     }
+    // A value that is not UTF-8 would make the JSON that echoes it invalid.
+    for (const char* target : {"/api/v1/projects?q=%FF%FE", "/api/v1/projects?q=%C3", "/api/v1/projects?q=%ED%A0%80",
+                               "/api/v1/projects?q=%C0%AF"}) {
+        CAPTURE(target);
+        const auto parsed = parse(target);
+        REQUIRE_FALSE(parsed);
+        CHECK_THAT(parsed.error().message, Catch::Contains("the query parameter 'q' is not UTF-8"));
+    }
     // Everything else a value may hold still passes, decoded.
     const auto fine = parse("/api/v1/projects?q=Flash_Attn%20%2F%20%C3%A9%22%3C&sort=name&page=&flag");
     REQUIRE(fine);

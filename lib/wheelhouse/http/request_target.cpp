@@ -4,6 +4,7 @@
 #include <boost/url/url_view.hpp>
 
 #include "wheelhouse/text/quoted.hpp"
+#include "wheelhouse/text/utf8.hpp"
 
 namespace wheelhouse::http_target {
 namespace {
@@ -24,7 +25,7 @@ result<void> check_segment(const std::string& segment) {
 }
 
 // A decoded query value goes into searches, JSON and log lines: no byte of it may end or
-// forge a line there, whatever the route does with it.
+// forge a line there, nor make the JSON that echoes it invalid, whatever the route does with it.
 result<void> check_query_value(std::string_view key, std::string_view value) {
     for (char c : value) {
         const auto byte = static_cast<unsigned char>(c);
@@ -32,6 +33,10 @@ result<void> check_query_value(std::string_view key, std::string_view value) {
             return invalid("the query parameter " + text::quoted(key, 40) + " holds a control character (" +
                            text::describe_byte(c) + ", such as %00 or %0A); remove it");
         }
+    }
+    if (!text::is_valid_utf8(value)) {
+        return invalid("the query parameter " + text::quoted(key, 40) + " is not UTF-8 (" + text::quoted(value, 40) +
+                       "); percent-encode the UTF-8 bytes of its text");
     }
     return {};
 }
