@@ -137,3 +137,22 @@ TEST_CASE("pep508: markers read every PEP 508 variable and packaging's older spe
         CHECK_THAT(refused.error().message, Catch::Contains("unknown marker variable"));
     }
 }
+
+TEST_CASE("pep508: parentheses nest at most 32 deep, so a line of '(' cannot exhaust the stack", "[pep508]") {
+    // fuzz/pep508_requirement_fuzz found 2,000 '(' overflowing the stack of the recursive parser.
+    auto nested = [](int depth) {
+        return std::string(static_cast<std::size_t>(depth), '(') + "python_version >= \"3.9\"" +
+               std::string(static_cast<std::size_t>(depth), ')');
+    };
+    auto deepest = parse_marker(nested(32));
+    REQUIRE(deepest.has_value());
+    CHECK(deepest->to_string() == "python_version >= \"3.9\"");
+    CHECK(parse_requirement("torch; " + nested(32)).has_value());
+
+    for (const std::string& text : {nested(33), std::string(100000, '(')}) {
+        auto refused = parse_marker(text);
+        REQUIRE_FALSE(refused.has_value());
+        CHECK_THAT(refused.error().message, Catch::Contains("parentheses nest more than 32 deep"));
+        CHECK_FALSE(parse_requirement("torch; " + text).has_value());
+    }
+}

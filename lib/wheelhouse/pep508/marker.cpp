@@ -62,6 +62,10 @@ bool is_control(char c) noexcept {
     return byte < 0x20 || byte == 0x7f;
 }
 
+// Each '(' is a level of recursion here (and in every client's parser): without a bound, a
+// line of '(' exhausts the stack. Real markers nest two or three deep.
+constexpr int deepest_nesting = 32;
+
 class parser {
 public:
     explicit parser(std::string_view text) : text_(text) {}
@@ -138,8 +142,13 @@ private:
     result<marker> parse_atom() {
         skip_space();
         if (!at("(")) return parse_comparison();
+        if (++depth_ > deepest_nesting) {
+            return fail("parentheses nest more than " + std::to_string(deepest_nesting) +
+                        " deep; remove the ones that group nothing");
+        }
         ++position_;
         auto inner = parse_or();
+        --depth_;
         if (!inner) return inner;
         skip_space();
         if (!at(")")) return fail("expected ')' to close the '(' or 'and'/'or' to go on");
@@ -223,6 +232,7 @@ private:
 
     std::string_view text_;
     std::size_t position_ = 0;
+    int depth_ = 0;  // parentheses open at the current position
 };
 
 std::string operand_text(const marker_operand& operand, const marker_operand& other) {
