@@ -2,12 +2,16 @@
 // - written back as headers (continuation lines in the specification's "7 spaces and a pipe"
 //   form) and the description as the body, it parses to the same fields and description;
 // - Name, Version and Metadata-Version are present and not empty, and every field name is a
-//   header name: no ':' or whitespace, nothing that would have ended the header block.
+//   header name: no ':' or whitespace, nothing that would have ended the header block;
+// - validate_fields (metadata/field_validation) refuses with a message of printable ASCII only:
+//   the values it quotes are escaped, so no refusal can forge a log line or carry raw bytes.
 
+#include <algorithm>
 #include <string>
 
 #include "fuzz_support.hpp"
 #include "wheelhouse/metadata/core_metadata.hpp"
+#include "wheelhouse/metadata/field_validation.hpp"
 
 namespace {
 
@@ -47,6 +51,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                           std::string(text));
     for (const auto& [name, value] : parsed->fields) {
         WHEELHOUSE_FUZZ_CHECK(!name.empty() && name.find_first_of(": \t\r\n") == std::string::npos, name);
+    }
+    if (auto validated = wheelhouse::metadata::validate_fields(*parsed); !validated) {
+        const auto& message = validated.error().message;
+        const bool printable = std::all_of(message.begin(), message.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
+        WHEELHOUSE_FUZZ_CHECK(!message.empty() && printable, describe(*parsed) + " is refused with: " + message);
     }
     const std::string again_text = written(*parsed);
     auto again = wheelhouse::metadata::parse_core_metadata(again_text);

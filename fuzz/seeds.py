@@ -162,10 +162,29 @@ def settings() -> list[str]:
             "threads = -1\n", 'unknown = 1\n[table]\nx = 1\n', 'listen = "[::1]:9"\naccess-log = "off"\n']
 
 
+def specifier_sets() -> list[str]:
+    found = column("specifier_sets.tsv", "input") + column("invalid_specifier_sets.tsv", "input")
+    for row in tables.read_table("specifier_contains.tsv"):
+        found.append(row["specifier"] + "\n" + row["version"])
+    return found
+
+
+def requirements() -> list[str]:
+    return column("requirements.tsv", "input") + column("invalid_requirements.tsv", "input")
+
+
+def globs() -> list[str]:
+    return ["nunchaku-*\nnunchaku-cu128", "*\n*a", "*b\n*ab", "*-cu12*\ntorch-cu128", "sage?ttention\nsageattention",
+            "*a*a*a*b\naaaaaaaaaaaa", "flash-attn\nFlash_Attn", "??*?\nab"]
+
+
 def corpora() -> dict[str, list[str | bytes]]:
     filenames = column("wheel_filenames.tsv", "filename") + column("invalid_wheel_filenames.tsv", "filename")
     return {
         "pep440_version_fuzz": versions(),
+        "pep440_specifier_fuzz": specifier_sets(),
+        "pep508_requirement_fuzz": requirements(),
+        "auth_glob_fuzz": globs(),
         "pep427_wheel_filename_fuzz": filenames,
         "variants_decode_fuzz": local_labels(),
         "variants_selector_fuzz": selectors(),

@@ -48,6 +48,8 @@ def build_wheel(
     unlisted: Mapping[str, bytes | str] | None = None,
     record_overrides: Mapping[str, tuple[str, str]] | None = None,
     omit: Sequence[str] = (),
+    description: str = "A wheel built by tests/e2e/wheelbuilder.py.\n",
+    metadata_text: str | None = None,
 ) -> pathlib.Path:
     """Writes a wheel into `directory` and returns its path.
 
@@ -60,6 +62,8 @@ def build_wheel(
     unlisted         entries added to the archive but left out of RECORD
     record_overrides archive path -> (hash, size) written to RECORD instead of the true ones
     omit             dist-info files (METADATA, WHEEL, RECORD) to leave out
+    description      the METADATA body (the long description twine sends as a form field)
+    metadata_text    the whole METADATA, as given, instead of the one built from the arguments
     """
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -74,7 +78,9 @@ def build_wheel(
     if requires_python is not None:
         metadata += f"Requires-Python: {requires_python}\n"
     metadata += metadata_extra
-    metadata += "\nA wheel built by tests/e2e/wheelbuilder.py.\n"
+    metadata += "\n" + description
+    if metadata_text is not None:
+        metadata = metadata_text
 
     python_tags, abi_tags, platform_tags = tag_text.split("-")
     wheel = f"Wheel-Version: {wheel_version}\nGenerator: wheelhouse-tests\nRoot-Is-Purelib: false\n"

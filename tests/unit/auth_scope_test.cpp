@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -52,11 +53,85 @@ TEST_CASE("auth: glob matching with '*' and '?'", "[auth]") {
         {"*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
         {"[ab]", "a", false},  // no character classes: '[' is literal
         {"[ab]", "[ab]", true},
+        // Issue 14: a '*' or '?' in the text is an ordinary character, which a pattern's '*'
+        // may take; before, the text's '*' was matched as a literal first and never let go.
+        {"*", "*a", true},
+        {"*b", "*ab", true},
+        {"*", "**", true},
+        {"*a", "*a", true},
+        {"**a", "*a", true},
+        {"?", "*", true},
+        {"*?", "*", true},
+        {"a*", "a*", true},
+        {"a*b", "a*b", true},
+        {"a?b", "a*b", true},
+        {"*?*", "?", true},
+        {"a*", "*a", false},
+        {"a", "*", false},
+        {"*a", "*b", false},
+        {"?*b", "*ab*", false},
+        {"*a*b", "*a*ab", true},
     };
     for (const auto& [pattern, text, matches] : table) {
         CAPTURE(pattern, text);
         CHECK(glob_match(pattern, text) == matches);
     }
+}
+
+namespace {
+
+// The definition, run as written (exponential, so only for short strings).
+bool glob_reference(std::string_view pattern, std::string_view text) {
+    if (pattern.empty()) return text.empty();
+    if (pattern.front() == '*') {
+        return glob_reference(pattern.substr(1), text) || (!text.empty() && glob_reference(pattern, text.substr(1)));
+    }
+    if (text.empty()) return false;
+    return (pattern.front() == '?' || pattern.front() == text.front()) && glob_reference(pattern.substr(1), text.substr(1));
+}
+
+// Every string of up to `longest` characters from `alphabet`.
+std::vector<std::string> all_strings(std::string_view alphabet, std::size_t longest) {
+    std::vector<std::string> out{""};
+    for (std::size_t start = 0, length = 1; length <= longest; ++length) {
+        const std::size_t end = out.size();
+        for (std::size_t i = start; i < end; ++i) {
+            for (char c : alphabet) out.push_back(out[i] + c);
+        }
+        start = end;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("auth: glob matching agrees with the definition on every short pattern and text", "[auth]") {
+    const auto patterns = all_strings("ab*?", 4);
+    const auto texts = all_strings("ab*?", 5);
+    std::size_t matched = 0;
+    for (const auto& pattern : patterns) {
+        for (const auto& text : texts) {
+            const bool expected = glob_reference(pattern, text);
+            if (glob_match(pattern, text) != expected) FAIL("pattern '" << pattern << "', text '" << text << "'");
+            matched += expected ? 1 : 0;
+        }
+    }
+    CHECK(matched > 10000);  // the enumeration holds both answers in number
+}
+
+TEST_CASE("auth: glob matching past 64 pattern characters and on hostile input", "[auth]") {
+    // Longer than one word of states: the carry between words counts.
+    const std::string long_pattern = std::string(70, '?') + "*" + std::string(70, 'a') + "*?";
+    CHECK(glob_match(long_pattern, std::string(70, 'x') + std::string(70, 'a') + "b"));
+    CHECK(glob_match(long_pattern, std::string(75, 'x') + std::string(72, 'a') + "yz"));
+    CHECK_FALSE(glob_match(long_pattern, std::string(70, 'x') + std::string(70, 'a')));
+    CHECK_FALSE(glob_match(long_pattern, std::string(69, 'x') + std::string(70, 'a') + "b"));
+    CHECK(glob_match(std::string(200, 'a'), std::string(200, 'a')));
+    CHECK_FALSE(glob_match(std::string(200, 'a'), std::string(199, 'a') + "b"));
+    // What sends a backtracking matcher into exponential (or quadratic) time answers in one pass.
+    CHECK_FALSE(glob_match("*a*a*a*a*a*a*a*a*a*a*a*a*b", std::string(100000, 'a')));
+    CHECK(glob_match("*a*a*a*a*a*a*a*a*a*a*a*a*b", std::string(100000, 'a') + "b"));
+    CHECK_FALSE(glob_match(std::string(1000, '*') + "b", std::string(100000, 'a')));
 }
 
 TEST_CASE("auth: project patterns are checked and normalised like names", "[auth]") {
@@ -150,6 +225,18 @@ TEST_CASE("auth: what a grant permits, by scope and project", "[auth]") {
         {read, {"flash-attn", "nunchaku-*"}, upload, "flash-attn", false},
         {admin, {"cupy-*"}, admin, "cupy-cuda12x", true},
         {admin, {"cupy-*"}, admin, "numpy", false},
+        // names as a request spells them are normalised (PEP 503) before they are matched
+        {read, {"flash-attn"}, read, "FLASH.ATTN", true},
+        {read, {"flash-attn"}, read, "flash__attn", true},
+        {read, {"nunchaku-*"}, read, "Nunchaku_Torch.Cu128", true},
+        {read, {"*-cu12*"}, read, "XFORMERS_CU128", true},
+        {read, {"flash-attn*"}, read, "flash-attn-", false},  // no project has that name
+        {read, {"*"}, read, "flash attn", false},
+        {read, {"*"}, read, "../flash-attn", false},
+        {read, {"*"}, read, "-flash-attn", false},
+        {read, {"*"}, read, "flash-attn\n", false},
+        {read, {"*"}, read, "fl\xC3\xA4sh", false},
+        {read, {}, read, "flash attn", true},  // an unlimited grant has no names to match
     };
     REQUIRE(table.size() >= 30);
     for (const auto& [granted, patterns, needed, project, permitted] : table) {

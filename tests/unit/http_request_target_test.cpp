@@ -81,3 +81,41 @@ TEST_CASE("http: plain targets split the same as escaped ones", "[http]") {
     CHECK_FALSE(parse("/simple/x/.."));
     CHECK_FALSE(parse("/simple/./x"));
 }
+
+TEST_CASE("http: query values with control characters are refused as keys are", "[http]") {
+    // Issue 14: only keys were checked, so an admin search could carry NUL or a line break into
+    // SQL parameters, JSON and log lines.
+    const std::pair<const char*, const char*> refused[] = {
+        {"/api/v1/projects?q=a%00b", "'q' holds a control character (byte 0x00"},
+        {"/api/v1/projects?q=a%0Ab", "'q' holds a control character (byte 0x0A"},
+        {"/api/v1/projects?q=a%0Db", "byte 0x0D"},
+        {"/api/v1/projects?q=%09", "byte 0x09"},
+        {"/api/v1/projects?q=%1B%5B31m", "byte 0x1B"},
+        {"/api/v1/projects?q=%7F", "byte 0x7F"},
+        {"/api/v1/audit?limit=10&target=x%0Ay", "'target' holds a control character"},
+        {"/simple/flash-attn/?format=json%00", "'format'"},
+        {"/api/v1/projects?q%0A=x", "control character"},
+    };
+    for (const auto& [target, reason] : refused) {
+        CAPTURE(target);
+        const auto parsed = parse(target);
+        REQUIRE_FALSE(parsed);
+        CHECK(parsed.error().kind == wheelhouse::error_kind::invalid);
+        CHECK_THAT(parsed.error().message, Catch::Contains(reason));
+        CHECK_THAT(parsed.error().message, Catch::Contains("remove it"));
+    }
+    // A value that is not UTF-8 would make the JSON that echoes it invalid.
+    for (const char* target : {"/api/v1/projects?q=%FF%FE", "/api/v1/projects?q=%C3", "/api/v1/projects?q=%ED%A0%80",
+                               "/api/v1/projects?q=%C0%AF"}) {
+        CAPTURE(target);
+        const auto parsed = parse(target);
+        REQUIRE_FALSE(parsed);
+        CHECK_THAT(parsed.error().message, Catch::Contains("the query parameter 'q' is not UTF-8"));
+    }
+    // Everything else a value may hold still passes, decoded.
+    const auto fine = parse("/api/v1/projects?q=Flash_Attn%20%2F%20%C3%A9%22%3C&sort=name&page=&flag");
+    REQUIRE(fine);
+    CHECK(fine->query_value("q") == "Flash_Attn / \xC3\xA9\"<");
+    CHECK(fine->query_value("page") == "");
+    CHECK(fine->query_value("flag") == "");
+}

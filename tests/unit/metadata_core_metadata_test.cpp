@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "wheelhouse/metadata/core_metadata.hpp"
+#include "wheelhouse/metadata/field_validation.hpp"
 
 using wheelhouse::error_kind;
 using wheelhouse::metadata::core_metadata;
@@ -451,4 +452,14 @@ TEST_CASE("metadata: valid UTF-8 of every length is accepted", "[metadata]") {
     const core_metadata metadata =
         parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nAuthor: Ré 日本 \xF0\x9F\x90\x8D \xF4\x8F\xBF\xBF\n");
     CHECK(metadata.get("Author") == "Ré 日本 \xF0\x9F\x90\x8D \xF4\x8F\xBF\xBF");
+}
+
+TEST_CASE("metadata: the real METADATA files above pass field validation", "[metadata]") {
+    for (const std::string_view text : {flash_attn_2_8_3, numpy_2_1_3, torch_2_8_0}) {
+        const core_metadata metadata = parsed(text);
+        CAPTURE(metadata.name());
+        const auto checked = validate_fields(metadata);
+        INFO((checked ? std::string() : checked.error().message));
+        CHECK(checked);
+    }
 }

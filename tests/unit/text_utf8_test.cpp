@@ -5,6 +5,7 @@
 
 #include "wheelhouse/text/utf8.hpp"
 
+using wheelhouse::text::is_valid_utf8;
 using wheelhouse::text::replace_invalid_utf8;
 
 namespace {
@@ -48,4 +49,16 @@ TEST_CASE("text: ill-formed UTF-8 is replaced one U+FFFD per maximal subpart, as
         CAPTURE(input);
         CHECK(replace_invalid_utf8(input) == expected);
     }
+}
+
+TEST_CASE("text: is_valid_utf8 is exactly 'replace_invalid_utf8 changes nothing'", "[text]") {
+    const char* samples[] = {"", "ascii", "R\xC3\xA9", "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\x90\x8D",
+                             "\xF4\x8F\xBF\xBF", "\xC3", "\xFF", "\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80",
+                             "\xE2\x82", "a\x80" "b", "\xEF\xBF\xBD"};
+    for (const char* sample : samples) {
+        CAPTURE(sample);
+        CHECK(is_valid_utf8(sample) == (replace_invalid_utf8(sample) == sample));
+    }
+    CHECK(is_valid_utf8("R\xC3\xA9"));
+    CHECK_FALSE(is_valid_utf8("\xC3"));
 }

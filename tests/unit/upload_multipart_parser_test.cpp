@@ -496,6 +496,40 @@ TEST_CASE("multipart: a part header block is bounded", "[multipart]") {
     CHECK(parse_error("B", fits, over_sink, 7, multipart_limits{header.size() - 1}));
 }
 
+TEST_CASE("multipart: the number of parts is bounded, so a million tiny fields cost nothing", "[multipart]") {
+    // Issue 14: the limit counted bytes, so a million one-byte fields cost ~107 MiB.
+    auto field = [](int i) { return "--B\r\nContent-Disposition: form-data; name=\"f" + std::to_string(i) + "\"\r\n\r\nx\r\n"; };
+    std::string body;
+    for (int i = 0; i < 1000; ++i) body += field(i);
+    const std::string close = "--B--\r\n";
+
+    recording_sink at_limit;
+    CHECK_FALSE(parse_error("B", body + close, at_limit, 4096));
+    CHECK(at_limit.parts.size() == 1000);
+
+    // The next part is refused as it begins: the sink never hears of it.
+    for (std::size_t chunk_size : {1u, 7u, 4096u}) {
+        recording_sink over;
+        const auto failure = parse_error("B", body + field(1000) + close, over, chunk_size);
+        REQUIRE(failure);
+        CHECK(failure->kind == error_kind::too_large);
+        CHECK_THAT(failure->message, Catch::Contains("the form has more than 1000 parts"));
+        CHECK(over.parts.size() == 1000);
+    }
+
+    // A million fields stop at the same point; the rest is never looked at.
+    multipart_limits limits;
+    limits.max_parts = 10;
+    recording_sink stream_sink;
+    multipart_parser parser("B", stream_sink, limits);
+    std::size_t fed_parts = 0;
+    result<void> fed;
+    while (fed && fed_parts < 1000000) fed = parser.feed(field(static_cast<int>(fed_parts++)));
+    REQUIRE_FALSE(fed);
+    CHECK(fed_parts == 11);
+    CHECK(stream_sink.parts.size() == 10);
+}
+
 TEST_CASE("multipart: random bodies split at random points parse the same as whole", "[multipart]") {
     std::mt19937 random(20240611);
     const std::string boundary = "------------------------d74496d66958873e";

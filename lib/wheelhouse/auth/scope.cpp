@@ -1,6 +1,9 @@
 #include "wheelhouse/auth/scope.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
 
 #include "wheelhouse/pep503/name.hpp"
 
@@ -19,6 +22,77 @@ bool is_pattern_char(char c) noexcept {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
            c == '.' || is_wildcard(c);
 }
+
+// State i of a pattern: its first i characters are matched. A '*' state loops on every
+// character and also stands for the state after it (runs of '*' are folded to one, so one
+// step of that closure is enough). The set of live states is a bitset, one word per 64.
+class glob_automaton {
+public:
+    explicit glob_automaton(std::string_view pattern) {
+        for (char c : pattern) {
+            if (c != '*' || pattern_.empty() || pattern_.back() != '*') pattern_.push_back(c);
+        }
+        words_ = (pattern_.size() + 1 + 63) / 64;
+        star_.assign(words_, 0);
+        any_char_.assign(words_, 0);
+        literal_row_.fill(-1);
+        for (std::size_t i = 0; i < pattern_.size(); ++i) {
+            const char c = pattern_[i];
+            if (c == '*' || c == '?') {
+                set(c == '*' ? star_ : any_char_, i);
+                continue;
+            }
+            auto& row = literal_row_[static_cast<unsigned char>(c)];
+            if (row < 0) {
+                row = static_cast<std::int16_t>(literal_.size());
+                literal_.emplace_back(words_, 0);
+            }
+            set(literal_[static_cast<std::size_t>(row)], i);
+        }
+    }
+
+    bool matches(std::string_view text) const {
+        state_set current(words_, 0), next(words_, 0), matching(words_, 0);
+        set(current, 0);
+        advance(current, star_, current);  // a leading '*' may match nothing
+        for (char c : text) {
+            matching = any_char_;
+            if (const auto row = literal_row_[static_cast<unsigned char>(c)]; row >= 0) {
+                const auto& literal = literal_[static_cast<std::size_t>(row)];
+                for (std::size_t w = 0; w < words_; ++w) matching[w] |= literal[w];
+            }
+            for (std::size_t w = 0; w < words_; ++w) next[w] = current[w] & star_[w];  // '*' takes c
+            advance(current, matching, next);                                          // c matched, move on
+            advance(next, star_, next);                                                // '*' may end here
+            std::swap(current, next);
+            if (std::all_of(current.begin(), current.end(), [](std::uint64_t w) { return w == 0; })) return false;
+        }
+        const std::size_t accept = pattern_.size();
+        return (current[accept / 64] >> (accept % 64)) & 1U;
+    }
+
+private:
+    using state_set = std::vector<std::uint64_t>;
+
+    static void set(state_set& states, std::size_t i) { states[i / 64] |= std::uint64_t{1} << (i % 64); }
+
+    // into |= (from & mask) << 1, carried across words. `into` may be `from`: each word is read
+    // before it is written.
+    void advance(const state_set& from, const state_set& mask, state_set& into) const {
+        std::uint64_t carry = 0;
+        for (std::size_t w = 0; w < words_; ++w) {
+            const std::uint64_t moving = from[w] & mask[w];
+            into[w] |= (moving << 1) | carry;
+            carry = moving >> 63;
+        }
+    }
+
+    std::string pattern_;
+    std::size_t words_ = 1;
+    state_set star_, any_char_;
+    std::array<std::int16_t, 256> literal_row_{};  // a byte's row in literal_, or -1
+    std::vector<state_set> literal_;
+};
 
 }  // namespace
 
@@ -64,34 +138,12 @@ result<std::string> normalize_project_pattern(std::string_view pattern) {
     return normalized;
 }
 
-bool glob_match(std::string_view pattern, std::string_view text) noexcept {
-    std::size_t p = 0;
-    std::size_t t = 0;
-    std::size_t star = std::string_view::npos;  // the last '*' seen in the pattern
-    std::size_t star_text = 0;                  // where the text stood when it was seen
-    while (t < text.size()) {
-        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-            ++p;
-            ++t;
-        } else if (p < pattern.size() && pattern[p] == '*') {
-            star = p++;
-            star_text = t;
-        } else if (star != std::string_view::npos) {
-            // Let the last '*' swallow one more character and try again from there.
-            p = star + 1;
-            t = ++star_text;
-        } else {
-            return false;
-        }
-    }
-    while (p < pattern.size() && pattern[p] == '*') ++p;
-    return p == pattern.size();
-}
+bool glob_match(std::string_view pattern, std::string_view text) { return glob_automaton(pattern).matches(text); }
 
 bool permits(const token_grant& grant, scope needed, std::string_view project) {
     if (static_cast<int>(grant.granted) < static_cast<int>(needed)) return false;
     if (grant.project_patterns.empty()) return true;
-    if (project.empty()) return false;
+    if (!pep503::is_valid_project_name(project)) return false;
     const auto name = pep503::normalize(project);
     return std::any_of(grant.project_patterns.begin(), grant.project_patterns.end(), [&](const std::string& pattern) {
         return glob_match(pep503::normalize(pattern), name);

@@ -35,16 +35,19 @@ struct token_grant {
 // A pattern without wildcards must be a valid project name, or it could never match.
 result<std::string> normalize_project_pattern(std::string_view pattern);
 
-// Shell-style matching of `text` against `pattern` with '*' and '?' only. Our own loop
-// rather than fnmatch(3): we need no character classes or escapes (which would make '['
-// and '\' special in a pattern someone typed), nor locale or flag differences between
-// libcs, and the greedy backtracking loop is short and linear for a single '*'.
-bool glob_match(std::string_view pattern, std::string_view text) noexcept;
+// Shell-style matching of the whole `text` against `pattern`: '*' any run of characters
+// (also one holding '*' or '?'), '?' any one character, everything else itself. Not
+// fnmatch(3): no character classes or escapes (which would make '[' and '\' special in a
+// pattern someone typed), no locale or flag differences between libcs. The pattern runs as a
+// bit-parallel automaton over the text, so the time is linear in the text (one 64-bit word
+// of states per 63 pattern characters) whatever the pattern, with no backtracking.
+bool glob_match(std::string_view pattern, std::string_view text);
 
-// Whether `grant` allows an action that needs `needed` on `project` (a project name; it is
-// normalised again here, which costs nothing when it already is). Pass an empty project for
-// an action on no single project (list tokens, the root /simple/ page): a grant limited to
-// projects does not cover it, since it could otherwise reach beyond its projects.
+// Whether `grant` allows an action that needs `needed` on `project`, a name as a request
+// gave it: it is normalised here (PEP 503) before it is matched, so "Flash_Attn" is
+// "flash-attn". A grant limited to projects covers no string that is not a valid project
+// name, and no empty project: pass one for an action on no single project (list tokens, the
+// root /simple/ page), which could otherwise reach beyond its projects.
 bool permits(const token_grant& grant, scope needed, std::string_view project);
 
 }  // namespace wheelhouse::auth

@@ -3,6 +3,9 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
+#include "wheelhouse/text/quoted.hpp"
+#include "wheelhouse/text/utf8.hpp"
+
 namespace wheelhouse::http_target {
 namespace {
 
@@ -17,6 +20,23 @@ result<void> check_segment(const std::string& segment) {
         if (byte < 0x20 || byte == 0x7F)
             return invalid("the path holds a control character (such as %00); remove it");
         if (c == '/' || c == '\\') return invalid("the path holds an encoded '/' or '\\' inside a segment");
+    }
+    return {};
+}
+
+// A decoded query value goes into searches, JSON and log lines: no byte of it may end or
+// forge a line there, nor make the JSON that echoes it invalid, whatever the route does with it.
+result<void> check_query_value(std::string_view key, std::string_view value) {
+    for (char c : value) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte == 0x7F) {
+            return invalid("the query parameter " + text::quoted(key, 40) + " holds a control character (" +
+                           text::describe_byte(c) + ", such as %00 or %0A); remove it");
+        }
+    }
+    if (!text::is_valid_utf8(value)) {
+        return invalid("the query parameter " + text::quoted(key, 40) + " is not UTF-8 (" + text::quoted(value, 40) +
+                       "); percent-encode the UTF-8 bytes of its text");
     }
     return {};
 }
@@ -88,6 +108,7 @@ result<request_target> parse(std::string_view target) {
     if (url.has_query()) {
         for (auto param : url.params()) {
             if (auto checked = check_segment(param.key); !checked) return checked.error();
+            if (auto checked = check_query_value(param.key, param.value); !checked) return checked.error();
             out.query.emplace_back(std::string(param.key), param.has_value ? std::string(param.value) : std::string());
         }
     }

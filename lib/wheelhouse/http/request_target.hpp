@@ -20,7 +20,8 @@ struct request_target {
 };
 
 // Accepts origin-form targets only ("/path?query"). Refuses dot segments, NUL and other control
-// characters, encoded '/' or '\' inside a segment, and malformed percent-escapes.
+// characters (in path segments, query keys and query values alike), query values that are not
+// UTF-8, encoded '/' or '\' inside a segment or query key, and malformed percent-escapes.
 result<request_target> parse(std::string_view target);
 
 }  // namespace wheelhouse::http_target

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "wheelhouse/error_text.hpp"
+#include "wheelhouse/metadata/field_validation.hpp"
 #include "wheelhouse/pep440/version.hpp"
 #include "wheelhouse/pep503/name.hpp"
 
@@ -55,6 +56,9 @@ result<validated_wheel> check_against_filename(wheel_archive archive, const pep4
     auto parsed = metadata::parse_core_metadata(archive.metadata);
     if (!parsed) return invalid(archive.dist_info + "/METADATA: " + parsed.error().message);
     if (auto matches = check_metadata_matches(*parsed, wheel); !matches) return matches.error();
+    if (auto fields = metadata::validate_fields(*parsed); !fields) {
+        return invalid(archive.dist_info + "/METADATA: " + fields.error().message);
+    }
     return validated_wheel{std::move(archive), std::move(parsed).value()};
 }
 

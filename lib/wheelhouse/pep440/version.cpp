@@ -29,10 +29,7 @@ bool is_alphanumeric(char c) noexcept { return is_digit(c) || is_letter(c); }
 bool is_separator(char c) noexcept { return c == '.' || c == '-' || c == '_'; }
 char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// What Python's str.isspace() accepts within ASCII, which is what packaging strips.
-bool is_space(char c) noexcept {
-    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
-}
+bool is_space(char c) noexcept { return is_python_space(c); }
 
 bool starts_with_ignoring_case(std::string_view text, std::string_view word) noexcept {
     if (text.size() < word.size()) return false;
@@ -433,6 +430,10 @@ std::string version::to_string() const {
 }
 
 result<version> parse(std::string_view text) { return parser(text).run(); }
+
+bool is_python_space(char c) noexcept {
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
+}
 
 std::weak_ordering compare(const version& a, const version& b) noexcept {
     if (const auto order = a.epoch <=> b.epoch; order != 0) return order;

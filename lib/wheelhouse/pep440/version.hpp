@@ -52,6 +52,10 @@ result<version> parse(std::string_view text);
 // Release segments compare as if padded with zeros, so "1.0" and "1.0.0" are equivalent.
 std::weak_ordering compare(const version& a, const version& b) noexcept;
 
+// What Python's str.isspace() accepts within ASCII: the whitespace packaging strips around
+// versions and specifiers.
+bool is_python_space(char c) noexcept;
+
 inline bool operator==(const version& a, const version& b) noexcept { return compare(a, b) == 0; }
 inline std::weak_ordering operator<=>(const version& a, const version& b) noexcept { return compare(a, b); }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Which URLs and addresses the index may fetch from: the allow-list of hosts that hold release
-// assets, and the address ranges (loopback, private, link-local) refused unless configured.
+// assets, and the address ranges (loopback, private, link-local, every IANA special-purpose
+// block) refused unless configured.
 // Pure: it judges text, the HTTP client asks it before connecting and after each redirect.
 
 #include <string>
@@ -16,7 +17,7 @@ std::vector<std::string> default_allowed_hosts();
 
 struct host_policy {
     std::vector<std::string> allowed_hosts = default_allowed_hosts();  // exact names, lower case
-    bool allow_private_addresses = false;  // loopback, RFC 1918, link-local, ULA: tests only
+    bool allow_private_addresses = false;  // every IANA special-purpose block (see the .cpp): tests only
     bool allow_plain_http = false;         // http:// besides https://: tests only
 
     // The URL's scheme and host are allowed; the error says which part is not and the setting

@@ -25,7 +25,33 @@ lead_byte classify(unsigned char byte) noexcept {
     return {};
 }
 
+// How many bytes from bytes[i], a lead byte of `lead`, begin a well-formed sequence.
+std::size_t well_formed_prefix(std::string_view bytes, std::size_t i, const lead_byte& lead) noexcept {
+    std::size_t valid = 1;
+    while (valid < lead.length && i + valid < bytes.size()) {
+        const auto next = static_cast<unsigned char>(bytes[i + valid]);
+        const bool fits = valid == 1 ? (next >= lead.second_low && next <= lead.second_high)
+                                     : (next >= 0x80 && next <= 0xBF);
+        if (!fits) break;
+        ++valid;
+    }
+    return valid;
+}
+
 }  // namespace
+
+bool is_valid_utf8(std::string_view bytes) noexcept {
+    for (std::size_t i = 0; i < bytes.size();) {
+        if (static_cast<unsigned char>(bytes[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        const lead_byte lead = classify(static_cast<unsigned char>(bytes[i]));
+        if (lead.length == 0 || well_formed_prefix(bytes, i, lead) != lead.length) return false;
+        i += lead.length;
+    }
+    return true;
+}
 
 std::string replace_invalid_utf8(std::string_view bytes) {
     std::string out;
@@ -43,15 +69,7 @@ std::string replace_invalid_utf8(std::string_view bytes) {
             ++i;
             continue;
         }
-        // How many bytes, from the lead byte on, begin a well-formed sequence.
-        std::size_t valid = 1;
-        while (valid < lead.length && i + valid < bytes.size()) {
-            const auto next = static_cast<unsigned char>(bytes[i + valid]);
-            const bool fits = valid == 1 ? (next >= lead.second_low && next <= lead.second_high)
-                                         : (next >= 0x80 && next <= 0xBF);
-            if (!fits) break;
-            ++valid;
-        }
+        const std::size_t valid = well_formed_prefix(bytes, i, lead);
         if (valid == lead.length) {
             out += bytes.substr(i, valid);
             i += valid;

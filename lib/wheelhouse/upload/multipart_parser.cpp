@@ -394,6 +394,7 @@ result<std::size_t> multipart_parser::read_boundary_tail(std::string_view input)
             break;
         case state::boundary_line_end:
             if (c == '\n') {
+                if (++parts_ > limits_.max_parts) return too_many_parts();
                 header_block_.clear();
                 state_ = state::headers;
             } else {
@@ -411,6 +412,13 @@ result<std::size_t> multipart_parser::read_boundary_tail(std::string_view input)
     if (!preamble_near_miss_) preamble_near_miss_ = std::move(malformed);
     state_ = state::preamble;
     return 0;
+}
+
+error multipart_parser::too_many_parts() const {
+    return make_error(error_kind::too_large,
+                      "the form has more than " + std::to_string(limits_.max_parts) +
+                          " parts; an upload is one 'content' part and its metadata fields (twine sends about 30, "
+                          "plus one per classifier and requirement)");
 }
 
 result<std::size_t> multipart_parser::read_headers(std::string_view input) {

@@ -57,6 +57,11 @@ public:
 
 struct multipart_limits {
     std::size_t max_header_block_bytes = 16 * 1024;  // per part, including the empty line
+    // Parts in one body, past which the body is refused (too_large) as the next one begins,
+    // so a form of a million one-byte fields costs no more than one of a thousand. twine sends
+    // about 30 fields plus one per classifier, requirement and project URL: a rich project
+    // (200 classifiers, 100 requirements) stays under 400, which leaves a margin of 2.5.
+    std::size_t max_parts = 1000;
 };
 
 // A push parser: feed() the body in chunks of any size, then finish(). Part bytes go to the
@@ -100,6 +105,7 @@ private:
     result<void> deliver(std::string_view bytes);
     result<std::size_t> read_boundary_tail(std::string_view input);
     result<std::size_t> read_headers(std::string_view input);
+    error too_many_parts() const;
 
     std::string delimiter_;  // "\r\n--" + boundary
     std::boyer_moore_horspool_searcher<std::string::const_iterator> searcher_;  // over delimiter_
@@ -112,6 +118,7 @@ private:
     bool in_preamble_ = true;  // the boundary line being read is the first one
     std::optional<std::string> preamble_near_miss_;  // why a boundary-like preamble line was not one
     std::string header_block_;
+    std::size_t parts_ = 0;  // parts begun so far
     std::optional<error> failure_;
 };
 
