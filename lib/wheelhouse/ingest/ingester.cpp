@@ -307,8 +307,10 @@ result<catalog::file_record> ingester::delete_file(std::string_view filename, st
     return removed;
 }
 
-result<storage::sweep_report> ingester::recover(std::chrono::seconds max_spool_age) {
-    return store_.sweep_spool(max_spool_age);
+result<storage::sweep_report> ingester::recover() {
+    return store_.sweep_spool([this](std::string_view sha256) {
+        return catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+    });
 }
 
 }  // namespace wheelhouse::ingest

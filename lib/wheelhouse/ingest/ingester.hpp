@@ -96,8 +96,10 @@ public:
     // Deletes a file's row, then its blob and METADATA once no other row shares the bytes.
     result<catalog::file_record> delete_file(std::string_view filename, std::string_view actor);
 
-    // Start-up: removes spool files left by crashed processes or older than `max_spool_age`.
-    result<storage::sweep_report> recover(std::chrono::seconds max_spool_age = std::chrono::hours(24));
+    // Start-up: removes the spool files of processes that are gone, and the blobs their claims
+    // cover that no row names (under the catalog's write lock, so it is safe beside other
+    // processes ingesting).
+    result<storage::sweep_report> recover();
 
     const storage::blob_store& store() const noexcept { return store_; }
 

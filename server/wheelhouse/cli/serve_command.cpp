@@ -10,6 +10,7 @@
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/config/settings.hpp"
+#include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/server.hpp"
 
@@ -37,13 +38,18 @@ int serve(const config::overrides& values) {
                       probe.error().message);
         return 1;
     }
-    if (auto swept = blobs->sweep_spool(std::chrono::hours(1)); swept && swept->removed > 0)
-        spdlog::info("removed {} stale spool files from {}", swept->removed, blobs->spool_dir().string());
 
     auto catalog = catalog::catalog::open(settings.data / "catalog.db");
     if (!catalog) {
         spdlog::error("cannot open the catalog in {}: {}", settings.data.string(), catalog.error().message);
         return 1;
+    }
+    // What a run that died left: its spool files, and blobs it had put in place but not listed.
+    if (auto swept = ingest::ingester(**catalog, *blobs).recover(); !swept) {
+        spdlog::warn("could not sweep {}: {}", blobs->spool_dir().string(), swept.error().message);
+    } else if (swept->removed > 0) {
+        spdlog::info("removed {} files left in {} by a run that stopped abruptly, and {} blobs it had not listed",
+                     swept->removed, blobs->spool_dir().string(), swept->blobs_released);
     }
 
     app::app_settings app_settings;
