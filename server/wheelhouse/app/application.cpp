@@ -54,6 +54,7 @@ application::~application() { finish_ingests(); }
 void application::finish_ingests() {
     remote_files_.stop();
     ingest_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
+    uploads_.finish();  // the drained jobs' rows, committed and answered
 }
 
 transport::body_plan application::plan_body(const http::request_header<>& header) {

@@ -180,29 +180,42 @@ void upload_routes::handle(transport::incoming_request request, const http_targe
         std::tie(spool, options.received) = sink.target().release();
     }
     request.sink.reset();
+    // The token's last use goes into the upload's own commit, not a synced commit of its own.
+    options.in_same_commit = [token = grant->name](sqlite::connection& db) { return auth::token_store::mark_used(db, token); };
 
+    // The worker validates and hands the row to the ingester's commit queue; the answer is
+    // written from there once the batch's commit is synced, while the worker takes the next job.
     auto job = [this, header = request.header, filename = std::move(filename), options = std::move(options),
-                spool = std::move(spool), respond, token = grant->name,
-                queued = std::chrono::steady_clock::now()]() mutable {
-        auto ingested = ingester_.ingest_spool(std::move(spool), filename, options);
-        context_.metrics.record_ingest(outcome_of(ingested), std::chrono::duration_cast<std::chrono::microseconds>(
-                                                                 std::chrono::steady_clock::now() - queued));
-        if (!ingested) {
-            if (ingested.error().kind == error_kind::internal) spdlog::error("upload: {}", ingested.error().message);
-            return respond(error_response(header, ingested.error()));
-        }
-        if (auto used = tokens_.mark_used(token); !used) spdlog::warn("token '{}': {}", token, used.error().message);
-        respond(accepted(header, *ingested));
+                spool = std::move(spool), respond, queued = std::chrono::steady_clock::now(),
+                coming = ingester_.expect()]() mutable {
+        ingester_.ingest_spool(std::move(spool), filename, options,
+                               [this, header, respond, queued](result<ingest::ingest_result> ingested) {
+            context_.metrics.record_ingest(outcome_of(ingested), std::chrono::duration_cast<std::chrono::microseconds>(
+                                                                     std::chrono::steady_clock::now() - queued));
+            if (!ingested) {
+                if (ingested.error().kind == error_kind::internal) spdlog::error("upload: {}", ingested.error().message);
+                return respond(refusal(header, ingested.error()));
+            }
+            respond(accepted(header, *ingested));
+        });
     };
     concurrency::job work(std::move(job));
     if (!workers_.try_submit(std::move(work))) {
         context_.metrics.record_ingest(metrics::ingest_outcome::busy);
-        http::fields retry;
-        retry.set(http::field::retry_after, std::to_string(settings_.retry_after.count()));
-        respond(error_response(request.header, make_error(error_kind::unavailable,
-                                                  "the index is busy ingesting other uploads; retry shortly"),
-                       std::move(retry)));
+        respond(refusal(request.header, make_error(error_kind::unavailable,
+                                                   "the index is busy ingesting other uploads; retry shortly")));
     }
+}
+
+void upload_routes::finish() { ingester_.finish_commits(); }
+
+transport::outgoing_response upload_routes::refusal(const http::request_header<>& request, const error& failure) const {
+    // Busy and a full disk alike pass: a client told when to come back does so.
+    http::fields retry;
+    if (failure.kind == error_kind::unavailable) {
+        retry.set(http::field::retry_after, std::to_string(settings_.retry_after.count()));
+    }
+    return error_response(request, failure, std::move(retry));
 }
 
 }  // namespace wheelhouse::app

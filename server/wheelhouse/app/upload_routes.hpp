@@ -1,8 +1,8 @@
 #pragma once
 // Uploads from CI: POST /legacy/ (twine's form, curl -F) and PUT /api/v1/files/<filename>
 // (curl -T). Credentials and limits are checked from the headers before the body is read;
-// the body streams to a spool file; validation, hashing and the catalog write run on the
-// ingest worker pool, and a full queue is answered 503 at once.
+// the body streams to a spool file; validation and hashing run on the ingest worker pool (a
+// full queue is answered 503 at once), and the catalog write in the ingester's group commit.
 
 #include <chrono>
 #include <cstdint>
@@ -34,8 +34,13 @@ public:
     transport::body_plan plan(const http::request_header<>& request, const http_target::request_target& target);
     void handle(transport::incoming_request request, const http_target::request_target& target,
                 const transport::responder& respond);
+    // Answers the uploads whose rows wait for their commit. Thread safety: once the ingest
+    // workers have stopped, while the sessions' io_context still exists.
+    void finish();
 
 private:
+    transport::outgoing_response refusal(const http::request_header<>& request, const error& failure) const;
+
     route_context& context_;
     auth::token_store& tokens_;
     concurrency::worker_pool& workers_;
