@@ -1,9 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "test_support.hpp"
@@ -109,7 +111,7 @@ TEST_CASE("commit_queue: a batch waits for the writes announced before it opened
           "[commit_queue]") {
     queue_fixture data;
     // Long enough that only the arrival, never the deadline, can close the first batch.
-    ingest::commit_queue queue(*data.db, data.store, std::chrono::seconds(30));
+    ingest::commit_queue queue(*data.db, data.store, {.capacity = 256, .max_wait = std::chrono::seconds(30)});
     std::promise<result<void>> a, b, c;
     {
         auto coming = queue.expect();  // b, queued for a worker
@@ -138,6 +140,47 @@ TEST_CASE("commit_queue: drain commits what is queued; a later submit starts it 
     queue.drain();
     CHECK(a.get_future().wait_for(std::chrono::seconds(0)) == std::future_status::ready);
     queue.submit(insert(2, b));
+    CHECK(b.get_future().get());
+    CHECK(data.rows() == 2);
+}
+
+TEST_CASE("commit_queue: a full queue holds its submitters back until a batch takes what waits", "[commit_queue]") {
+    queue_fixture data;
+    ingest::commit_queue queue(*data.db, data.store, {.capacity = 1});
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool entered = false, release = false;
+    ingest::queued_commit stalled;  // holds the writer, as a database locked by another process
+    std::promise<result<void>> stalled_done, a, b;
+    stalled.write.work = [&](sqlite::connection&) -> result<std::string> {
+        std::unique_lock lock(mutex);
+        entered = true;
+        changed.notify_all();
+        changed.wait(lock, [&] { return release; });
+        return std::string();
+    };
+    stalled.done = [&](result<void> committed) { stalled_done.set_value(std::move(committed)); };
+    queue.submit(std::move(stalled));
+    {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return entered; });
+    }
+    queue.submit(insert(1, a));  // fills the queue
+    std::atomic<bool> submitted{false};
+    std::thread submitter([&] {
+        queue.submit(insert(2, b));
+        submitted = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK_FALSE(submitted);
+    {
+        std::lock_guard lock(mutex);
+        release = true;
+    }
+    changed.notify_all();
+    submitter.join();
+    CHECK(stalled_done.get_future().get());
+    CHECK(a.get_future().get());
     CHECK(b.get_future().get());
     CHECK(data.rows() == 2);
 }

@@ -21,7 +21,8 @@ void commit_queue::arrived() {
 
 void commit_queue::submit(queued_commit commit) {
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
+        room_.wait(lock, [this] { return queue_.size() < std::max<std::size_t>(options_.capacity, 1); });
         queue_.push_back(std::move(commit));
         if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
     }
@@ -59,7 +60,7 @@ void commit_queue::run() {
             // What queued while the last batch synced is in this one, and so are the uploads
             // being validated right now, when they come soon: a sync shared by more uploads.
             const auto awaited = expected_;
-            queued_.wait_for(lock, max_wait_, [&] {
+            queued_.wait_for(lock, options_.max_wait, [&] {
                 return stopping_ || arrived_ >= awaited || queue_.size() >= max_batch;
             });
             const auto count = std::min(queue_.size(), max_batch);
@@ -68,6 +69,7 @@ void commit_queue::run() {
             ++batches_;
             writes_ += count;
         }
+        room_.notify_all();
         commit(batch);
         batch.clear();  // the writes' captures (spool files, claims) go before the next wait
     }

@@ -24,6 +24,15 @@
 
 namespace wheelhouse::ingest {
 
+struct commit_queue_options {
+    // Writes waiting for a batch; submit() blocks past it, so a stalled commit (the database
+    // locked by another process) holds the workers back and new uploads get 503 at their
+    // headers, instead of piling up without bound.
+    std::size_t capacity = 256;
+    // How long a batch waits, at most, for the writes that were on their way when it opened.
+    std::chrono::microseconds max_wait{2000};
+};
+
 struct queued_commit {
     catalog::batched_write write;
     bool syncs_blobs = false;  // it put files with storage::durability::at_sync
@@ -35,8 +44,6 @@ class commit_queue {
 public:
     // More than this many writes in one transaction would hold the write lock for long.
     static constexpr std::size_t max_batch = 256;
-    // How long a batch waits, at most, for the writes that were on their way when it opened.
-    static constexpr std::chrono::microseconds default_max_wait{2000};
 
     // Says, when it dies, that an expected write has been submitted or will not come.
     class arrival {
@@ -54,9 +61,8 @@ public:
         commit_queue* queue_;
     };
 
-    commit_queue(catalog::catalog& catalog, const storage::blob_store& store,
-                 std::chrono::microseconds max_wait = default_max_wait) noexcept
-        : catalog_(catalog), store_(store), max_wait_(max_wait) {}
+    commit_queue(catalog::catalog& catalog, const storage::blob_store& store, commit_queue_options options = {}) noexcept
+        : catalog_(catalog), store_(store), options_(options) {}
     commit_queue(const commit_queue&) = delete;
     commit_queue& operator=(const commit_queue&) = delete;
     ~commit_queue() { drain(); }
@@ -66,7 +72,8 @@ public:
     // share a sync, while a lone upload is committed at once.
     [[nodiscard]] arrival expect();
 
-    // Queues a write; the thread starts with the first one.
+    // Queues a write, waiting while the queue is at its capacity; the thread starts with the
+    // first one.
     void submit(queued_commit commit);
 
     // Commits what is queued, tells its completions, and stops the thread (a later submit
@@ -84,9 +91,10 @@ private:
 
     catalog::catalog& catalog_;
     const storage::blob_store& store_;
-    const std::chrono::microseconds max_wait_;
+    const commit_queue_options options_;
     mutable std::mutex mutex_;  // guards everything below
     std::condition_variable queued_;
+    std::condition_variable room_;
     std::deque<queued_commit> queue_;
     bool stopping_ = false;
     std::size_t expected_ = 0;  // arrivals announced by expect(), ever

@@ -89,8 +89,8 @@ struct remote_file {
 // unavailable (503: the database stayed locked), internal (500: disk or database).
 class ingester {
 public:
-    ingester(catalog::catalog& catalog, const storage::blob_store& store) noexcept
-        : catalog_(catalog), store_(store), commits_(catalog, store) {}
+    ingester(catalog::catalog& catalog, const storage::blob_store& store, commit_queue_options commits = {}) noexcept
+        : catalog_(catalog), store_(store), commits_(catalog, store, commits) {}
 
     // Ingests the bytes of `spool` (from store().create_spool()) as `filename`: validates on
     // the calling thread, hands the row to the commit queue and returns; `done` is told the

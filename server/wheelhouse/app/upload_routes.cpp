@@ -76,7 +76,13 @@ metrics::ingest_outcome outcome_of(const result<ingest::ingest_result>& ingested
 
 upload_routes::upload_routes(route_context& context, auth::token_store& tokens, concurrency::worker_pool& workers,
                              upload_settings settings)
-    : context_(context), tokens_(tokens), workers_(workers), settings_(settings), ingester_(context.catalog, context.blobs) {}
+    : context_(context),
+      tokens_(tokens),
+      workers_(workers),
+      settings_(settings),
+      // As many rows may wait for their commit as uploads may wait for a worker or be validated;
+      // past that the workers wait, their queue fills, and new uploads get 503 at their headers.
+      ingester_(context.catalog, context.blobs, {.capacity = workers.capacity() + workers.thread_count()}) {}
 
 bool upload_routes::is_upload(http::verb method, const http_target::request_target& target) {
     const auto& segments = target.segments;
