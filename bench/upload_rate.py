@@ -10,9 +10,12 @@ both alike. Reported per trial: wheels per second from the first request to the 
 wrk's latency p50/p99, the server's CPU per upload, and that every answer was 201 and every
 wheel has its row.
 
+Sync calls per acknowledged upload are counted in every trial by the kernel's syscall
+tracepoints (`perf stat -e syscalls:sys_enter_fsync,…` attached to the server for the wrk run):
+counters in the kernel, nothing stops the server, so the count is of the timed run itself.
 With --count-syncs, one more trial per binary and catalog runs the server under
-`strace -f -c --seccomp-bpf -e trace=fsync,fdatasync,syncfs,sync_file_range`: only those calls
-stop the tracee, so the count costs little, and it is divided by the uploads acknowledged.
+`strace -f -c --seccomp-bpf -e trace=fsync,fdatasync,syncfs,sync_file_range` as a cross-check:
+each of those calls then stops the server for strace, which slows it and so changes the batches.
 
     cmake --build --preset release --target wheelhouse
     /usr/bin/python3 bench/upload_rate.py --baseline /tmp/wheelhouse-before --count-syncs
@@ -197,6 +200,32 @@ def run_wrk(url: str, manifest: pathlib.Path, token: str, args: argparse.Namespa
             **latency}
 
 
+class SyncCounter:
+    """`perf stat` counting the server's sync calls (and its context switches) from now until
+    stop(); None of it when perf or the tracepoints are missing."""
+
+    def __init__(self, pid: int, out: pathlib.Path):
+        self.out = out
+        events = ["context-switches"] + [f"syscalls:sys_enter_{call}" for call in SYNC_CALLS]
+        self.process = None
+        if shutil.which("perf"):
+            self.process = subprocess.Popen(["perf", "stat", "-x,", "-e", ",".join(events), "-p", str(pid),
+                                             "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.3)  # attached before the first upload
+
+    def stop(self) -> dict[str, int]:
+        if self.process is None:
+            return {}
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=60)
+        counts = {}
+        for line in self.out.read_text().splitlines():
+            fields = line.split(",")
+            if len(fields) > 2 and fields[0].isdigit():
+                counts[fields[2].removeprefix("syscalls:sys_enter_")] = int(fields[0])
+        return counts
+
+
 def parse_strace_counts(path: pathlib.Path) -> dict[str, int]:
     counts = {}
     for line in path.read_text().splitlines():
@@ -216,9 +245,16 @@ def trial(label: str, binary: pathlib.Path, catalog: str, manifest: pathlib.Path
     load_before = load_average()[0]
     server = Server(binary, data, strace_out, args.nice)
     try:
+        counter = None if count_syncs else SyncCounter(server.pid, work / "trials" / f"{label}-{catalog}-perf.csv")
         cpu_before = server.cpu()
         figures = run_wrk(server.url, manifest, token, args)
         figures["server_cpu_ms_per_upload"] = 1000 * (server.cpu() - cpu_before) / max(1, figures["uploads"])
+        if counter is not None:
+            counted = counter.stop()
+            figures["context_switches_per_upload"] = counted.pop("context-switches", 0) / figures["uploads"]
+            if counted:
+                figures["sync_calls"] = counted
+                figures["syncs_per_upload"] = sum(counted.values()) / figures["uploads"]
     finally:
         server.stop()
     figures.update({"binary": label, "catalog": catalog, "rows_before": rows_before,
@@ -230,10 +266,12 @@ def trial(label: str, binary: pathlib.Path, catalog: str, manifest: pathlib.Path
     if strace_out is not None:
         figures["sync_calls"] = parse_strace_counts(strace_out)
         figures["syncs_per_upload"] = sum(figures["sync_calls"].values()) / figures["uploads"]
+        figures["counted_by"] = "strace"
     shutil.rmtree(data)
     print(f"# {label:>9} {catalog:>9}: {figures['wheels_per_s']:7.0f} wheels/s, p99 "
           f"{figures['latency_p99_us'] / 1000:.1f} ms, {figures['server_cpu_ms_per_upload']:.2f} ms CPU/upload"
-          + (f", {figures['syncs_per_upload']:.3f} syncs/upload {figures['sync_calls']}" if count_syncs else ""),
+          + (f", {figures['syncs_per_upload']:.3f} syncs/upload {figures['sync_calls']}" if "sync_calls" in figures else "")
+          + (" (strace)" if count_syncs else ""),
           file=sys.stderr)
     return figures
 
@@ -242,20 +280,29 @@ def trial(label: str, binary: pathlib.Path, catalog: str, manifest: pathlib.Path
 
 
 def summary_table(trials: list[dict]) -> str:
-    lines = ["| binary | catalog | wheels/s (each trial) | median | p99 ms (median) | CPU ms/upload | syncs/upload |",
-             "|---|---|---|---:|---:|---:|---:|"]
+    lines = ["| binary | catalog | wheels/s (each trial) | median | p99 ms (median) | CPU ms/upload | "
+             "syncs/upload (perf, median) | syncs/upload (strace) |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
     groups: dict[tuple[str, str], list[dict]] = {}
     for entry in trials:
         groups.setdefault((entry["binary"], entry["catalog"]), []).append(entry)
+    medians: dict[tuple[str, str], float] = {}
     for (binary, catalog), entries in groups.items():
-        timed = [e for e in entries if "sync_calls" not in e]
-        counted = [e for e in entries if "sync_calls" in e]
+        timed = [e for e in entries if e.get("counted_by") != "strace"]
+        traced = [e for e in entries if e.get("counted_by") == "strace"]
         rates = [e["wheels_per_s"] for e in timed] or [0]
+        medians[(binary, catalog)] = statistics.median(rates)
         p99 = statistics.median(e["latency_p99_us"] for e in timed) / 1000 if timed else 0
         cpu = statistics.median(e["server_cpu_ms_per_upload"] for e in timed) if timed else 0
-        syncs = f"{counted[0]['syncs_per_upload']:.3f}" if counted else "–"
+        counted = [e["syncs_per_upload"] for e in timed if "syncs_per_upload" in e]
+        perf_syncs = f"{statistics.median(counted):.3f}" if counted else "–"
+        strace_syncs = f"{traced[0]['syncs_per_upload']:.3f}" if traced else "–"
         lines.append(f"| {binary} | {catalog} | {', '.join(f'{r:.0f}' for r in rates)} | "
-                     f"{statistics.median(rates):.0f} | {p99:.1f} | {cpu:.2f} | {syncs} |")
+                     f"{medians[(binary, catalog)]:.0f} | {p99:.1f} | {cpu:.2f} | {perf_syncs} | {strace_syncs} |")
+    for catalog in dict.fromkeys(c for _, c in groups):
+        if medians.get(("baseline", catalog)):
+            lines.append(f"\n{catalog}: candidate / baseline = "
+                         f"{medians[('candidate', catalog)] / medians[('baseline', catalog)]:.2f}x (medians)")
     return "\n".join(lines)
 
 
