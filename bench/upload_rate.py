@@ -27,6 +27,7 @@ Wheels and the preloaded catalog are cached under --work-dir (default build/benc
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing
 import os
@@ -49,6 +50,7 @@ from wheelbuilder import build_wheel, escape_name  # noqa: E402
 
 LUA_SCRIPT = BENCH_DIR / "upload_rate.lua"
 SYNC_CALLS = ("fsync", "fdatasync", "syncfs", "sync_file_range")
+TRIAL_NUMBERS = itertools.count()
 
 
 class BenchError(RuntimeError):
@@ -106,9 +108,10 @@ def preloaded_catalog(work: pathlib.Path, binary: pathlib.Path, count: int) -> p
 
 def fresh_data(work: pathlib.Path, name: str, preloaded: pathlib.Path | None) -> pathlib.Path:
     """An empty data folder, or a copy of the preloaded one (catalog copied, blobs hard-linked:
-    blobs never change, so sharing their inodes changes nothing a trial measures)."""
+    blobs never change, so sharing their inodes changes nothing a trial measures). Trials' folders
+    are deleted only at the end of the run: deleting tens of thousands of files takes minutes on
+    a loaded box and leaves the file system's journal busy for the next trial."""
     data = work / "trials" / name
-    shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
     if preloaded is not None:
         for database in preloaded.glob("catalog.db*"):
@@ -238,14 +241,14 @@ def parse_strace_counts(path: pathlib.Path) -> dict[str, int]:
 
 def trial(label: str, binary: pathlib.Path, catalog: str, manifest: pathlib.Path, preloaded: pathlib.Path | None,
           args: argparse.Namespace, work: pathlib.Path, count_syncs: bool = False) -> dict:
-    data = fresh_data(work, f"{label}-{catalog}", preloaded)
+    data = fresh_data(work, f"{next(TRIAL_NUMBERS):02d}-{label}-{catalog}", preloaded)
     rows_before = file_rows(data) if preloaded else 0
     token = make_token(binary, data)
-    strace_out = work / "trials" / f"{label}-{catalog}-strace.txt" if count_syncs else None
+    strace_out = data.parent / f"{data.name}-strace.txt" if count_syncs else None
     load_before = load_average()[0]
     server = Server(binary, data, strace_out, args.nice)
     try:
-        counter = None if count_syncs else SyncCounter(server.pid, work / "trials" / f"{label}-{catalog}-perf.csv")
+        counter = None if count_syncs else SyncCounter(server.pid, data.parent / f"{data.name}-perf.csv")
         cpu_before = server.cpu()
         figures = run_wrk(server.url, manifest, token, args)
         figures["server_cpu_ms_per_upload"] = 1000 * (server.cpu() - cpu_before) / max(1, figures["uploads"])
@@ -267,7 +270,6 @@ def trial(label: str, binary: pathlib.Path, catalog: str, manifest: pathlib.Path
         figures["sync_calls"] = parse_strace_counts(strace_out)
         figures["syncs_per_upload"] = sum(figures["sync_calls"].values()) / figures["uploads"]
         figures["counted_by"] = "strace"
-    shutil.rmtree(data)
     print(f"# {label:>9} {catalog:>9}: {figures['wheels_per_s']:7.0f} wheels/s, p99 "
           f"{figures['latency_p99_us'] / 1000:.1f} ms, {figures['server_cpu_ms_per_upload']:.2f} ms CPU/upload"
           + (f", {figures['syncs_per_upload']:.3f} syncs/upload {figures['sync_calls']}" if "sync_calls" in figures else "")
@@ -327,6 +329,8 @@ def main() -> None:
     binaries = [("candidate", args.binary.resolve())]
     if args.baseline:
         binaries.append(("baseline", args.baseline.resolve()))
+    shutil.rmtree(work / "trials", ignore_errors=True)  # a stopped run's
+    (work / "trials").mkdir()
     manifest = wheel_set(work, "upload-project", args.uploads)
     catalogs = args.catalogs.split(",")
     preloaded = preloaded_catalog(work, binaries[-1][1], args.preload) if "preloaded" in catalogs else None
@@ -344,6 +348,7 @@ def main() -> None:
                 trials.append(trial(label, binary, catalog, manifest, preloaded if catalog == "preloaded" else None,
                                     args, work, count_syncs=True))
 
+    shutil.rmtree(work / "trials", ignore_errors=True)
     table = summary_table(trials)
     print(table)
     report = {"arguments": {k: str(v) for k, v in vars(args).items()}, "trials": trials, "table": table,
