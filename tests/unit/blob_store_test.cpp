@@ -190,6 +190,32 @@ TEST_CASE("blob_store: spool files and claims are locked while their owner lives
     CHECK(std::filesystem::exists(claim->path()));
 }
 
+TEST_CASE("blob_store: a claim made from the spool is a second name of it, held by the spool's lock, with no inode of its own",
+          "[blob_store]") {
+    temp_dir dir;
+    auto store = open_store(dir);
+    auto spool = spool_with(store, "arriving");
+    const auto sha256 = crypto::sha256_hex("arriving");
+    auto claim = store.claim_blob(sha256, spool);
+    REQUIRE(claim);
+    CHECK(claim->path().filename().string().starts_with("claim-" + sha256 + "-"));
+    struct stat spool_info {}, claim_info {};
+    REQUIRE(::stat(spool.path().c_str(), &spool_info) == 0);
+    REQUIRE(::stat(claim->path().c_str(), &claim_info) == 0);
+    CHECK(claim_info.st_ino == spool_info.st_ino);  // made and removed, it frees no inode
+
+    auto keep_all = [](std::string_view) -> result<bool> { return false; };
+    auto report = store.sweep_spool(keep_all);
+    REQUIRE(report);
+    CHECK(report->kept == 2);  // locked while the spool is held
+    const auto left = claim->release();
+    (void)spool.release();  // the process dies: the spool's lock goes, and the claim's with it
+    report = store.sweep_spool(keep_all);
+    REQUIRE(report);
+    CHECK(report->removed == 2);
+    CHECK_FALSE(std::filesystem::exists(left));
+}
+
 TEST_CASE("blob_store: the sweep removes what a process that is gone left, settling its claims first", "[blob_store]") {
     temp_dir dir;
     auto store = open_store(dir);

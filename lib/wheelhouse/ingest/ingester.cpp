@@ -154,8 +154,8 @@ struct ingester::pending_add {
 
     // Once the outcome is settled, before it is told: an answered upload has left nothing in tmp/.
     void drop_files() noexcept {
+        claim.remove();  // first: it may be a name of the spool, locked by the spool's lock
         spool.remove();
-        claim.remove();
     }
 };
 
@@ -237,7 +237,8 @@ result<void> ingester::check_project_open(std::string_view name) {
 
 result<void> ingester::put_files(pending_add& pending) {
     const std::string& sha256 = pending.row.file.sha256;
-    auto claim = store_.claim_blob(sha256);  // before anything is put: a crash then leaves it
+    // Before anything is put: a crash then leaves it. A name of the spool when there is one.
+    auto claim = pending.spool.owns() ? store_.claim_blob(sha256, pending.spool) : store_.claim_blob(sha256);
     if (!claim) return claim.error();
     pending.claim = std::move(claim).value();
     auto stored = [&]() -> result<void> {

@@ -203,6 +203,15 @@ result<spool_file> blob_store::claim_blob(std::string_view sha256) const {
     return create_locked(std::string(claim_prefix) + std::string(sha256) + "-");
 }
 
+result<spool_file> blob_store::claim_blob(std::string_view sha256, const spool_file& bytes) const {
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        auto path = spool_dir() / (std::string(claim_prefix) + std::string(sha256) + "-" + random_hex());
+        if (::link(bytes.path().c_str(), path.c_str()) == 0) return spool_file(std::move(path), descriptor());
+        if (errno != EEXIST) return io_error("creating claim", path, errno);
+    }
+    return make_error(error_kind::internal, "blob store: no free claim name in " + spool_dir().string());
+}
+
 result<put_outcome> blob_store::link_into_place(const std::filesystem::path& source,
                                                 const std::filesystem::path& target, durability when) const {
     const auto directory = target.parent_path();

@@ -3,7 +3,8 @@
 //   blobs/sha256/ab/cd/<sha256>           the wheel's bytes
 //   blobs/sha256/ab/cd/<sha256>.metadata  its *.dist-info/METADATA, byte for byte (PEP 658)
 //   tmp/spool-<random>                    uploads and copies on their way in
-//   tmp/claim-<sha256>-<random>           "this process is putting <sha256> in place" (empty)
+//   tmp/claim-<sha256>-<random>           "this process is putting <sha256> in place": a hard
+//                                         link of the upload's spool file, or an empty file
 // A blob appears by a hard link of a spool file, so it is whole or absent, never partial, and
 // an existing blob is never replaced: blobs are immutable once in place.
 //
@@ -113,8 +114,14 @@ public:
     result<spool_file> create_spool() const;
     // A claim on the blob `sha256`, taken before putting it (or its METADATA) in place and held
     // until the row that names it is committed or the blob released: should the process die in
-    // between, the sweep finds the claim unlocked and settles the blob.
+    // between, the sweep finds the claim unlocked and settles the blob. An empty file of its own.
     result<spool_file> claim_blob(std::string_view sha256) const;
+    // The same claim as a second name of `bytes`, the spool holding the blob's bytes: locked by
+    // `bytes`' lock, so it is held for as long as `bytes` is, and it costs no inode of its own.
+    // (On ext4 without a journal every new inode skips each inode freed in the last 60 to 360 s,
+    // so an empty file made and deleted per upload made every create slower as uploads went
+    // on: bench/UPLOADS.md.) Remove the claim before `bytes`, so it is never seen unlocked.
+    result<spool_file> claim_blob(std::string_view sha256, const spool_file& bytes) const;
 
     // Puts `source` (a spool file, on the same file system) in place as the blob `sha256` by a
     // hard link, so `source` stays for the caller to remove. Does not hash: the caller has.
