@@ -553,7 +553,12 @@ void catalog::notify(std::string_view project) {
 }
 
 bool catalog::changed_externally() {
-    std::lock_guard lock(writer_mutex_);
+    // Asked from an I/O thread, which must never wait for a commit: a batch holds the writer
+    // through its sync, or for the busy timeout while another process holds the write lock
+    // (the I/O thread then stalled, and with it every connection it served). A busy writer
+    // means "ask again at the next poll"; the version compared then covers the skipped ones.
+    std::unique_lock lock(writer_mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return false;
     auto query = writer_.cached("PRAGMA data_version");
     if (!query) return true;  // cannot tell: assume it changed, a re-read is harmless
     auto row = (*query)->step();

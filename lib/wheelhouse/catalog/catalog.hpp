@@ -135,7 +135,8 @@ public:
     // Called after each committed write with the normalised name of the project it changed.
     void subscribe(change_listener listener);
     // True once after another connection (another process: `wheelhouse ingest`) committed a
-    // write since the last call. Cheap: one PRAGMA data_version on the writer connection.
+    // write since the last call. Cheap: one PRAGMA data_version on the writer connection, and
+    // it never waits: while a write holds the writer it answers false, to be asked again.
     bool changed_externally();
 
     const std::filesystem::path& path() const noexcept { return path_; }
