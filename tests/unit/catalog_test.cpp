@@ -145,7 +145,7 @@ TEST_CASE("catalog: adding a taken filename is identical for the same bytes and 
     CHECK(count(dir, "SELECT count(*) FROM audit_log WHERE action = 'add_file'") == 1);
 }
 
-TEST_CASE("catalog: a batch commits once; each write keeps its own outcome, duplicates included", "[catalog]") {
+TEST_CASE("catalog: a batch commits once, each write keeps its own outcome, duplicates included", "[catalog]") {
     temp_dir dir;
     auto db = open_catalog(dir);
     std::vector<std::string> heard;

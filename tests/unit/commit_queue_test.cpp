@@ -132,7 +132,7 @@ TEST_CASE("commit_queue: a batch waits for the writes announced before it opened
     CHECK(data.rows() == 3);
 }
 
-TEST_CASE("commit_queue: drain commits what is queued; a later submit starts it again", "[commit_queue]") {
+TEST_CASE("commit_queue: drain commits what is queued, a later submit starts it again", "[commit_queue]") {
     queue_fixture data;
     ingest::commit_queue queue(*data.db, data.store);
     std::promise<result<void>> a, b;
