@@ -68,7 +68,7 @@ std::vector<std::string> names_in(const boost::json::array& projects, std::strin
 
 }  // namespace
 
-TEST_CASE("dispatch: a handler that throws ends its own connection with a 500, logged once; others are served",
+TEST_CASE("dispatch: a handler that throws ends its own connection with a 500, logged once, others are served",
           "[server][dispatch]") {
     log_capture log;
     server_settings settings;
@@ -190,7 +190,7 @@ TEST_CASE("dispatch: a public index lists every project, whoever asks", "[server
     CHECK(boost::json::parse(server.get("/api/v1/projects", {{http::field::authorization, limited}}).body()).at("total") == 2);
 }
 
-TEST_CASE("dispatch: /metrics on a private index needs a token for every project; /healthz stays open",
+TEST_CASE("dispatch: /metrics on a private index needs a token for every project, /healthz stays open",
           "[server][dispatch]") {
     server_settings settings;
     settings.app.private_index = true;

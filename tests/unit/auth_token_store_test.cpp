@@ -72,7 +72,7 @@ TEST_CASE("token_store: unknown, revoked and expired tokens are refused alike", 
     CHECK(f.tokens.check(created->secret).grant.error().message == unknown.error().message);
 }
 
-TEST_CASE("token_store: names are unique and checked; list shows every token", "[auth]") {
+TEST_CASE("token_store: names are unique and checked, list shows every token", "[auth]") {
     fixture f;
     REQUIRE(f.tokens.create("a", auth::scope::read, {}, std::nullopt, "cli"));
     CHECK(f.tokens.create("a", auth::scope::read, {}, std::nullopt, "cli").error().kind == error_kind::conflict);

@@ -122,7 +122,7 @@ TEST_CASE("blob_store: remove deletes blob and metadata, and absent files are fi
     CHECK(store.remove(crypto::sha256_hex("never stored")));
 }
 
-TEST_CASE("blob_store: open_blob reads the bytes; a missing blob is not_found", "[blob_store]") {
+TEST_CASE("blob_store: open_blob reads the bytes, a missing blob is not_found", "[blob_store]") {
     temp_dir dir;
     auto store = open_store(dir);
     const std::string bytes(100'000, 'q');

@@ -164,7 +164,7 @@ TEST_CASE("fsck: rows whose blob is missing are deleted only with --delete-missi
     CHECK(run(data, false).problems.empty());
 }
 
-TEST_CASE("fsck: remote rows need no blob; a cached blob is checked when present", "[fsck]") {
+TEST_CASE("fsck: remote rows need no blob, a cached blob is checked when present", "[fsck]") {
     data_folder data;
     const auto remote = data.add("demo", "1.0");
     const auto cached = data.add("demo", "1.1");

@@ -300,7 +300,7 @@ TEST_CASE("metadata: torch 2.8.0+cu128, many Requires-Dist with markers and extr
     CHECK(metadata.get_all("Not-A-Field").empty());
 }
 
-TEST_CASE("metadata: \\r\\n line endings read as \\n", "[metadata]") {
+TEST_CASE("metadata: CRLF line endings read as LF", "[metadata]") {
     for (std::string_view text : {flash_attn_2_8_3, numpy_2_1_3, torch_2_8_0, pyasn1_0_1_9}) {
         const core_metadata from_lf = parsed(text);
         const core_metadata from_crlf = parsed(with_crlf(text));

@@ -125,7 +125,7 @@ TEST_CASE("static export: the server's pages, byte for byte, with the wheels and
     }
 }
 
-TEST_CASE("static export: links start with the base URL; remote files link to their URL without metadata",
+TEST_CASE("static export: links start with the base URL, remote files link to their URL without metadata",
           "[static_export]") {
     data_folder data;
     const auto local = data.add("demo", "1.0");
