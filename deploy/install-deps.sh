@@ -17,7 +17,7 @@ build=(
 test=(
   python3 python3-pip python3-packaging python3-pytest python3-wheel twine curl zip unzip
   python3-poetry python3-pdm pipenv  # tests/e2e/test_clients.py: the README's client commands
-  nginx-light wrk chromium sqlite3 openssl ca-certificates procps prometheus
+  nginx-light wrk chromium sqlite3 openssl ca-certificates procps prometheus strace util-linux
   clang-14 libclang-rt-14-dev  # the fuzz preset: clang 14 and its libFuzzer
 )
 # What `ldd wheelhouse` names, by package; keep in step with CMakeLists.txt's find_package list.

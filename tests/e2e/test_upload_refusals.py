@@ -155,8 +155,8 @@ def test_a_full_ingest_queue_answers_503_with_retry_after(tmp_path, wheelhouse_b
     running = start_server(data, "--ingest-workers", "1", "--ingest-queue", "1")
     auth = ("-u", f"__token__:{token}")
     dist = tmp_path / "dist"
-    busy, queued, refused_put, refused_form = (
-        build_wheel(dist, "kernels", version) for version in ("1.0", "1.1", "1.2", "1.3"))
+    waiting = [build_wheel(dist, "kernels", f"1.0.{i}") for i in range(8)]
+    refused_put, refused_form = (build_wheel(dist, "kernels", version) for version in ("1.2", "1.3"))
     refused_late = build_wheel(dist, "kernels", "1.4", files={"kernels/blob.bin": os.urandom(100_000)})
     assert curl(*auth, "-T", str(build_wheel(dist, "other", "1.0")), running.url + "api/v1/files/")[0] == 201
     depth = "wheelhouse_ingest_queue_depth"
@@ -170,14 +170,20 @@ def test_a_full_ingest_queue_answers_503_with_retry_after(tmp_path, wheelhouse_b
     wait_for(lambda: len(spool_files(data)) == 1, "the held-back upload to start spooling")
 
     writer = sqlite3.connect(data / "catalog.db", isolation_level=None, timeout=0)
-    writer.execute("BEGIN IMMEDIATE")  # the catalog's write lock: the worker will wait for it
+    writer.execute("BEGIN IMMEDIATE")  # the catalog's write lock: the commits will wait for it
+    started = []
     try:
-        first = curl_background(*auth, "-T", str(busy), running.url + "api/v1/files/")
-        # Its blob is written just before the catalog write, so the worker is now waiting.
-        wait_for(lambda: blob_exists(data, hashlib.sha256(busy.read_bytes()).hexdigest()),
-                 "the first upload to reach its catalog write")
-        second = curl_background(*auth, "-T", str(queued), running.url + "api/v1/files/")
-        wait_for(lambda: metric(running.url, depth) == 1, "the second upload to wait in the queue")
+        # Each upload is validated and its blob put in place, then its row waits for the write
+        # lock. Once as many rows wait as the queue and the workers hold, the worker waits to hand
+        # its row over, and the next upload waits in the queue.
+        for wheel in waiting:
+            started.append(curl_background(*auth, "-T", str(wheel), running.url + "api/v1/files/"))
+            wait_for(lambda: blob_exists(data, hashlib.sha256(wheel.read_bytes()).hexdigest())
+                     or metric(running.url, depth) == 1, f"{wheel.name} to reach a worker or the queue")
+            if metric(running.url, depth) == 1:
+                break
+        assert metric(running.url, depth) == 1, "the queue never filled"
+        waiting = waiting[:len(started)]
 
         # A new upload is refused at its headers, before the body: PUT and the form alike.
         status, text = curl(*auth, "-D", "-", "-T", str(refused_put), running.url + "api/v1/files/")
@@ -207,12 +213,11 @@ def test_a_full_ingest_queue_answers_503_with_retry_after(tmp_path, wheelhouse_b
         writer.close()
         late.close()
 
-    assert finished(first)[0] == 201
-    assert finished(second)[0] == 201
+    assert [finished(upload)[0] for upload in started] == [201] * len(started)
     assert metric(running.url, 'wheelhouse_ingests_total{outcome="busy"}') == 3
-    assert simple_filenames(running.url, "kernels") == sorted([busy.name, queued.name])
+    assert simple_filenames(running.url, "kernels") == sorted(wheel.name for wheel in waiting)
     assert project_status(running.url, "other") == "active"  # the refused admin write did not happen
-    assert sorted(r[0] for r in rows(data)) == sorted([busy.name, queued.name, "other-1.0-py3-none-any.whl"])
+    assert sorted(r[0] for r in rows(data)) == sorted([*(w.name for w in waiting), "other-1.0-py3-none-any.whl"])
     wait_for(lambda: spool_files(data) == [], "the refused uploads' spool files to go")
 
 

@@ -1,11 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -161,27 +164,123 @@ TEST_CASE("blob_store: spool files are unique and removed with their owner unles
     CHECK(std::filesystem::exists(kept));
 }
 
-TEST_CASE("blob_store: the sweep removes spool files of dead processes and old ones, nothing else", "[blob_store]") {
+TEST_CASE("blob_store: spool files and claims are locked while their owner lives, so the sweep keeps them", "[blob_store]") {
     temp_dir dir;
     auto store = open_store(dir);
-    auto young = store.create_spool();  // ours, alive, new: kept
-    REQUIRE(young);
-    auto old = store.create_spool();  // ours, alive, but older than the limit: removed
-    REQUIRE(old);
-    std::filesystem::last_write_time(old->path(), std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
-    const auto orphan = dir / "tmp" / ("spool-" + std::to_string(dead_pid()) + "-00ff");
-    write_file(orphan, "left by a crash");
+    auto spool = spool_with(store, "arriving");
+    auto claim = store.claim_blob(crypto::sha256_hex("arriving"));
+    REQUIRE(claim);
+    CHECK(claim->path().filename().string().starts_with("claim-" + crypto::sha256_hex("arriving") + "-"));
+    // Locked by us, as by any process: a second open file description cannot take the lock.
+    const int other = ::open(spool.path().c_str(), O_RDONLY);
+    REQUIRE(other >= 0);
+    CHECK(::flock(other, LOCK_EX | LOCK_NB) != 0);
+    ::close(other);
+
+    int settled = 0;
+    auto report = store.sweep_spool([&](std::string_view) -> result<bool> {
+        ++settled;
+        return true;
+    });
+    REQUIRE(report);
+    CHECK(report->kept == 2);
+    CHECK(report->removed == 0);
+    CHECK(settled == 0);
+    CHECK(std::filesystem::exists(spool.path()));
+    CHECK(std::filesystem::exists(claim->path()));
+}
+
+TEST_CASE("blob_store: a claim made from the spool is a second name of it, held by the spool's lock, with no inode of its own",
+          "[blob_store]") {
+    temp_dir dir;
+    auto store = open_store(dir);
+    auto spool = spool_with(store, "arriving");
+    const auto sha256 = crypto::sha256_hex("arriving");
+    auto claim = store.claim_blob(sha256, spool);
+    REQUIRE(claim);
+    CHECK(claim->path().filename().string().starts_with("claim-" + sha256 + "-"));
+    struct stat spool_info {}, claim_info {};
+    REQUIRE(::stat(spool.path().c_str(), &spool_info) == 0);
+    REQUIRE(::stat(claim->path().c_str(), &claim_info) == 0);
+    CHECK(claim_info.st_ino == spool_info.st_ino);  // made and removed, it frees no inode
+
+    auto keep_all = [](std::string_view) -> result<bool> { return false; };
+    auto report = store.sweep_spool(keep_all);
+    REQUIRE(report);
+    CHECK(report->kept == 2);  // locked while the spool is held
+    const auto left = claim->release();
+    (void)spool.release();  // the process dies: the spool's lock goes, and the claim's with it
+    report = store.sweep_spool(keep_all);
+    REQUIRE(report);
+    CHECK(report->removed == 2);
+    CHECK_FALSE(std::filesystem::exists(left));
+}
+
+TEST_CASE("blob_store: the sweep removes what a process that is gone left, settling its claims first", "[blob_store]") {
+    temp_dir dir;
+    auto store = open_store(dir);
+    const std::string bytes = "put in place, never listed";
+    const std::string sha256 = crypto::sha256_hex(bytes);
+    // What a process killed between putting a blob and committing its row leaves: its spool and
+    // claim with their locks gone (release() lets go of the lock and keeps the file).
+    auto spool = spool_with(store, bytes);
+    REQUIRE(store.put_blob(sha256, spool.path(), storage::durability::at_sync));
+    const auto dead_spool = spool.release();
+    const auto dead_claim = store.claim_blob(sha256)->release();
+    // An older wheelhouse named its spool files by PID; the PID does not matter any more.
+    const auto legacy = dir / "tmp" / ("spool-" + std::to_string(dead_pid()) + "-00ff");
+    write_file(legacy, "left by a crash");
     const auto foreign = dir / "tmp" / "notes.txt";
     write_file(foreign, "not ours");
 
-    auto report = store.sweep_spool(std::chrono::hours(1));
+    std::vector<std::string> asked;
+    auto report = store.sweep_spool([&](std::string_view claimed) -> result<bool> {
+        asked.emplace_back(claimed);
+        CHECK(std::filesystem::exists(dead_claim));  // the claim outlives the blob it covers
+        REQUIRE(store.remove(claimed));
+        return true;
+    });
     REQUIRE(report);
-    CHECK(report->removed == 2);
-    CHECK(report->kept == 1);
-    CHECK(std::filesystem::exists(young->path()));
-    CHECK_FALSE(std::filesystem::exists(old->path()));
-    CHECK_FALSE(std::filesystem::exists(orphan));
+    CHECK(asked == std::vector<std::string>{sha256});
+    CHECK(report->removed == 3);
+    CHECK(report->blobs_released == 1);
+    CHECK(report->kept == 0);
+    CHECK_FALSE(store.has_blob(sha256));
+    CHECK_FALSE(std::filesystem::exists(dead_spool));
+    CHECK_FALSE(std::filesystem::exists(dead_claim));
+    CHECK_FALSE(std::filesystem::exists(legacy));
     CHECK(std::filesystem::exists(foreign));
+}
+
+TEST_CASE("blob_store: a claim whose settling fails stays for the next sweep", "[blob_store]") {
+    temp_dir dir;
+    auto store = open_store(dir);
+    const auto dead_claim = store.claim_blob(crypto::sha256_hex("x"))->release();
+    auto report = store.sweep_spool(
+        [](std::string_view) -> result<bool> { return make_error(error_kind::unavailable, "catalog locked"); });
+    REQUIRE(report);
+    CHECK(report->kept == 1);
+    CHECK(std::filesystem::exists(dead_claim));
+    report = store.sweep_spool([](std::string_view) -> result<bool> { return false; });  // a row names it: kept
+    REQUIRE(report);
+    CHECK(report->removed == 1);
+    CHECK(report->blobs_released == 0);
+    CHECK_FALSE(std::filesystem::exists(dead_claim));
+}
+
+TEST_CASE("blob_store: puts left to a later sync are in place at once, and sync() makes them durable", "[blob_store]") {
+    temp_dir dir;
+    auto store = open_store(dir);
+    auto spool = spool_with(store, "batched");
+    const auto sha256 = crypto::sha256_hex("batched");
+    auto put = store.put_blob(sha256, spool.path(), storage::durability::at_sync);
+    REQUIRE(put);
+    CHECK(*put == storage::put_outcome::created);
+    auto metadata = store.put_metadata(sha256, "Name: batched\n", storage::durability::at_sync);
+    REQUIRE(metadata);
+    CHECK(read_file(store.blob_path(sha256)) == "batched");
+    CHECK(read_file(store.metadata_path(sha256)) == "Name: batched\n");
+    CHECK(store.sync());
 }
 
 TEST_CASE("blob_store: a blob is never visible partially written", "[blob_store]") {

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "test_support.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -141,6 +143,90 @@ TEST_CASE("catalog: adding a taken filename is identical for the same bytes and 
     CHECK(other->file.sha256 == crypto::sha256_hex("one"));  // the row that holds the name
     CHECK(count(dir, "SELECT count(*) FROM files") == 1);
     CHECK(count(dir, "SELECT count(*) FROM audit_log WHERE action = 'add_file'") == 1);
+}
+
+TEST_CASE("catalog: a batch commits once, each write keeps its own outcome, duplicates included", "[catalog]") {
+    temp_dir dir;
+    auto db = open_catalog(dir);
+    std::vector<std::string> heard;
+    db->subscribe([&](std::string_view project) { heard.emplace_back(project); });
+    const auto name = "demo-1.0-py3-none-any.whl";
+    std::vector<std::optional<add_result>> added(5);
+    auto adding = [&](std::size_t slot, new_file file) {
+        return batched_write{[&, slot, file = std::move(file)](sqlite::connection& writer) -> result<std::string> {
+            auto done = add_file_in_transaction(writer, file);
+            if (!done) return done.error();
+            added[slot] = *done;
+            return done->outcome == add_outcome::created ? file.file.project : std::string();
+        }};
+    };
+    const std::vector<batched_write> batch{
+        adding(0, make_file(name, "one", "demo")),
+        adding(1, make_file(name, "one", "demo")),  // the same bytes again, in the same batch: identical
+        adding(2, make_file(name, "two", "demo")),  // other bytes under the name: conflict
+        {[](sqlite::connection& writer) -> result<std::string> {
+            // Writes, then fails: its own changes go, the batch's stay.
+            if (auto done = add_file_in_transaction(writer, make_file("demo-9.0-py3-none-any.whl", "nine", "demo"));
+                !done) {
+                return done.error();
+            }
+            return make_error(error_kind::invalid, "refused after writing");
+        }},
+        adding(4, make_file("other-1.0-py3-none-any.whl", "three", "other")),
+    };
+    auto outcomes = db->write_batch(batch);
+    REQUIRE(outcomes.size() == 5);
+    CHECK(outcomes[0]);
+    CHECK(outcomes[1]);
+    CHECK(outcomes[2]);
+    REQUIRE_FALSE(outcomes[3]);
+    CHECK(outcomes[3].error().message == "refused after writing");
+    CHECK(outcomes[4]);
+    CHECK(added[0]->outcome == add_outcome::created);
+    CHECK(added[1]->outcome == add_outcome::identical);
+    CHECK(added[1]->file.id == added[0]->file.id);
+    CHECK(added[2]->outcome == add_outcome::conflict);
+    CHECK(added[4]->outcome == add_outcome::created);
+    CHECK(count(dir, "SELECT count(*) FROM files") == 2);
+    CHECK(count(dir, "SELECT count(*) FROM files WHERE filename = 'demo-9.0-py3-none-any.whl'") == 0);
+    CHECK(count(dir, "SELECT count(*) FROM audit_log WHERE action = 'add_file'") == 2);
+    CHECK(heard == std::vector<std::string>{"demo", "other"});  // once each, after the one commit
+}
+
+TEST_CASE("catalog: a full disk fails the write that met it, and exactly what reports success is kept", "[catalog]") {
+    temp_dir dir;
+    auto db = open_catalog(dir);
+    REQUIRE(db->add_file(make_file("demo-0.9-py3-none-any.whl", "zero", "demo")));
+    const batched_write small{[](sqlite::connection& writer) -> result<std::string> {
+        auto done = add_file_in_transaction(writer, make_file("demo-1.0-py3-none-any.whl", "one", "demo"));
+        if (!done) return done.error();
+        return std::string("demo");
+    }};
+    const batched_write too_big{[](sqlite::connection& writer) -> result<std::string> {
+        // The database may not grow: SQLITE_FULL, as when the disk is full.
+        auto pages = writer.query_int64("PRAGMA page_count");
+        if (!pages) return pages.error();
+        if (auto limited = writer.execute("PRAGMA max_page_count = " + std::to_string(*pages)); !limited) {
+            return limited.error();
+        }
+        auto file = make_file("demo-2.0-py3-none-any.whl", "two", "demo");
+        file.file.summary = std::string(1 << 20, 's');
+        auto done = add_file_in_transaction(writer, file);
+        if (!done) return done.error();
+        return std::string("demo");
+    }};
+    const std::vector<batched_write> batch{small, too_big};
+    auto outcomes = db->write_batch(batch);
+    REQUIRE(outcomes.size() == 2);
+    REQUIRE_FALSE(outcomes[1]);
+    CHECK(outcomes[1].error().kind == error_kind::unavailable);
+    CHECK_THAT(outcomes[1].error().message, Catch::Contains("disk holding the catalog is full"));
+    // SQLite undoes the statement, or the whole transaction: either way the outcomes say which.
+    CHECK(count(dir, "SELECT count(*) FROM files") == (outcomes[0] ? 2 : 1));
+    CHECK(count(dir, "SELECT count(*) FROM files WHERE filename = 'demo-2.0-py3-none-any.whl'") == 0);
+    REQUIRE(db->write_transaction(
+        [](sqlite::connection& writer) { return writer.execute("PRAGMA max_page_count = 1073741823"); }));
+    CHECK(db->add_file(make_file("demo-3.0-py3-none-any.whl", "three", "demo")));  // the writer goes on
 }
 
 TEST_CASE("catalog: projects are created by their first file and listed with counts", "[catalog]") {

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <future>
 #include <thread>
+#include <utility>
 
 #include "test_support.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
@@ -404,4 +406,61 @@ TEST_CASE("ingester: recover sweeps spool files left by a crash", "[ingester]") 
     REQUIRE(report);
     CHECK(report->removed == 1);
     CHECK(data.spool_files() == 0);
+}
+
+TEST_CASE("ingester: recover removes blobs a dead process put in place but never listed, and only those",
+          "[ingester]") {
+    data_dir data;
+    auto listed = data.ingest(build_wheel(flash_attn_spec()), flash_attn_filename);
+    REQUIRE(listed);
+    // A process killed after its commit, before dropping its claim: the blob has its row.
+    (void)data.store.claim_blob(listed->file.sha256)->release();
+    // A process killed between putting a wheel in place and committing its row: its spool and
+    // claim stay, their locks gone with it.
+    const auto orphan_bytes = build_wheel(flash_attn_spec("2.8.4"));
+    const auto orphan = crypto::sha256_hex(orphan_bytes);
+    auto spool = data.spool(orphan_bytes);
+    auto claim = data.store.claim_blob(orphan);
+    REQUIRE(claim);
+    REQUIRE(data.store.put_blob(orphan, spool.path(), storage::durability::at_sync));
+    REQUIRE(data.store.put_metadata(orphan, "Name: flash_attn\n", storage::durability::at_sync));
+    (void)spool.release();
+    (void)claim->release();
+    REQUIRE(data.store.has_blob(orphan));
+
+    auto report = data.ingester.recover();
+    REQUIRE(report);
+    CHECK(report->blobs_released == 1);
+    CHECK(report->removed == 3);
+    CHECK_FALSE(data.store.has_blob(orphan));
+    CHECK_FALSE(data.store.has_metadata(orphan));
+    CHECK(data.store.has_blob(listed->file.sha256));
+    CHECK(data.store.has_metadata(listed->file.sha256));
+    data.check_untouched(1, 2);
+}
+
+TEST_CASE("ingester: the outcome is told after the commit, once, with nothing of the upload left in tmp/",
+          "[ingester]") {
+    data_dir data;
+    std::promise<std::pair<result<ingest::ingest_result>, std::size_t>> told;
+    int calls = 0;
+    ingest::ingest_options options = uploaded_by("ci");
+    bool in_commit = false;
+    options.in_same_commit = [&](sqlite::connection& writer) -> result<void> {
+        in_commit = writer.in_transaction();
+        return {};
+    };
+    data.ingester.ingest_spool(data.spool(build_wheel(flash_attn_spec())), flash_attn_filename, options,
+                               [&](result<ingest::ingest_result> outcome) {
+                                   ++calls;
+                                   told.set_value({std::move(outcome), data.spool_files()});
+                               });
+    auto [outcome, spool_files_then] = told.get_future().get();
+    REQUIRE(outcome);
+    CHECK(outcome->outcome == ingest_outcome::created);
+    CHECK(spool_files_then == 0);  // neither the spool nor the claim
+    CHECK(in_commit);
+    CHECK(data.rows() == 1);  // readable by another connection: committed
+    data.ingester.finish_commits();
+    CHECK(calls == 1);
 }

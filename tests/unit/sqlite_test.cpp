@@ -26,7 +26,7 @@ std::int64_t count_rows(sqlite::connection& db) {
 
 }  // namespace
 
-TEST_CASE("sqlite: a writable connection is in WAL mode with foreign keys on", "[sqlite]") {
+TEST_CASE("sqlite: a writable connection is in WAL mode with foreign keys on, and syncs every commit", "[sqlite]") {
     temp_dir dir;
     auto db = open_writer(dir / "a.db");
     auto journal = db.prepare("PRAGMA journal_mode");
@@ -34,7 +34,7 @@ TEST_CASE("sqlite: a writable connection is in WAL mode with foreign keys on", "
     REQUIRE(*journal->step());
     CHECK(journal->column_text(0) == "wal");
     CHECK(*db.query_int64("PRAGMA foreign_keys") == 1);
-    CHECK(*db.query_int64("PRAGMA synchronous") == 1);  // NORMAL
+    CHECK(*db.query_int64("PRAGMA synchronous") == 2);  // FULL: NORMAL does not sync a WAL commit
 }
 
 TEST_CASE("sqlite: opening a missing file without create fails with SQLite's reason", "[sqlite]") {
@@ -108,6 +108,48 @@ TEST_CASE("sqlite: a transaction rolls back when destroyed uncommitted", "[sqlit
         CHECK_FALSE(transaction->active());
     }
     CHECK(count_rows(db) == 1);
+}
+
+TEST_CASE("sqlite: a savepoint undoes only its own changes, and the transaction goes on", "[sqlite]") {
+    temp_dir dir;
+    auto db = open_writer(dir / "a.db");
+    REQUIRE(db.execute("CREATE TABLE t (i INTEGER)"));
+    auto transaction = sqlite::transaction::begin(db, sqlite::transaction_mode::immediate);
+    REQUIRE(transaction);
+    {
+        auto kept = sqlite::savepoint::begin(db);
+        REQUIRE(kept);
+        REQUIRE(db.execute("INSERT INTO t VALUES (1)"));
+        REQUIRE(kept->release());
+    }
+    {
+        auto undone = sqlite::savepoint::begin(db);
+        REQUIRE(undone);
+        REQUIRE(db.execute("INSERT INTO t VALUES (2); INSERT INTO t VALUES (3)"));
+        CHECK(count_rows(db) == 3);
+    }  // not released
+    CHECK(count_rows(db) == 1);
+    CHECK(db.in_transaction());
+    REQUIRE(transaction->commit());
+    CHECK_FALSE(db.in_transaction());
+    CHECK(count_rows(db) == 1);
+}
+
+TEST_CASE("sqlite: a full disk is 'try again later', saying what to free", "[sqlite]") {
+    temp_dir dir;
+    auto db = open_writer(dir / "a.db");
+    REQUIRE(db.execute("CREATE TABLE t (b BLOB)"));
+    const auto pages = db.query_int64("PRAGMA page_count");
+    REQUIRE(pages);
+    // The database may not grow past its size now: what SQLite reports when the disk is full.
+    REQUIRE(db.execute("PRAGMA max_page_count = " + std::to_string(*pages)));
+    auto insert = db.prepare("INSERT INTO t VALUES (zeroblob(100000))");
+    REQUIRE(insert);
+    auto full = insert->run();
+    REQUIRE_FALSE(full);
+    CHECK(full.error().kind == error_kind::unavailable);
+    CHECK_THAT(full.error().message, Catch::Contains("disk holding the catalog is full") &&
+                                         Catch::Contains("nothing was stored") && Catch::Contains("Free space"));
 }
 
 TEST_CASE("sqlite: BEGIN IMMEDIATE takes the write lock at once", "[sqlite]") {

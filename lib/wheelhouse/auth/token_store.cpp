@@ -183,12 +183,14 @@ token_store::check_result token_store::check(std::string_view secret) const {
 result<token_grant> token_store::authenticate(std::string_view secret) const { return check(secret).grant; }
 
 result<void> token_store::mark_used(std::string_view name) {
-    return catalog_.write_transaction([&](sqlite::connection& db) -> result<void> {
-        auto update = db.cached("UPDATE tokens SET last_used_ms = ?2 WHERE name = ?1");
-        if (!update) return update.error();
-        (*update)->bind_text(1, name).bind_int64(2, catalog::now_ms());
-        return (*update)->run();
-    });
+    return catalog_.write_transaction([&](sqlite::connection& db) { return mark_used(db, name); });
+}
+
+result<void> token_store::mark_used(sqlite::connection& db, std::string_view name) {
+    auto update = db.cached("UPDATE tokens SET last_used_ms = ?2 WHERE name = ?1");
+    if (!update) return update.error();
+    (*update)->bind_text(1, name).bind_int64(2, catalog::now_ms());
+    return (*update)->run();
 }
 
 }  // namespace wheelhouse::auth

@@ -58,6 +58,8 @@ public:
     check_result check(std::string_view secret) const;
     // Records that the token was used now (for `token list` and the admin page).
     result<void> mark_used(std::string_view name);
+    // The same, inside a write transaction of the caller's (an upload's commit shares it).
+    static result<void> mark_used(sqlite::connection& db, std::string_view name);
 
 private:
     catalog::catalog& catalog_;

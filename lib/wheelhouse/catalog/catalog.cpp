@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <utility>
 
 #include "wheelhouse/catalog/audit.hpp"
@@ -327,37 +328,88 @@ result<bool> catalog::references_blob(std::string_view sha256) const {
     return (*query)->column_bool(0);
 }
 
-result<add_result> catalog::add_file(const new_file& file, const std::function<result<void>()>& before_insert) {
+result<add_result> add_file_in_transaction(sqlite::connection& db, const new_file& file,
+                                           const std::function<result<void>()>& before_insert) {
+    // Decided under the write lock, so two adds of one filename end with exactly one row.
+    auto existing = select_file(db, file.file.filename);
+    if (!existing) return existing.error();
+    if (*existing) {
+        const bool same = (*existing)->sha256 == file.file.sha256;
+        return add_result{same ? add_outcome::identical : add_outcome::conflict, std::move(**existing)};
+    }
+    auto project_id = project_id_for(db, file);
+    if (!project_id) return project_id.error();
+    if (before_insert) {
+        if (auto ready = before_insert(); !ready) return ready.error();
+    }
     add_result added;
+    added.file = file.file;
+    if (added.file.upload_time_ms == 0) added.file.upload_time_ms = now_ms();
+    if (auto inserted = insert_file(db, *project_id, added.file); !inserted) return inserted.error();
+    added.file.id = db.last_insert_rowid();
+    if (auto audited = write_audit(db, file.file.uploaded_by.value_or("cli"), "add_file", file.file.filename,
+                                   file.file.sha256);
+        !audited) {
+        return audited.error();
+    }
+    return added;
+}
+
+result<add_result> catalog::add_file(const new_file& file, const std::function<result<void>()>& before_insert) {
+    std::optional<add_result> added;
+    const batched_write write{[&](sqlite::connection& db) -> result<std::string> {
+        auto done = add_file_in_transaction(db, file, before_insert);
+        if (!done) return done.error();
+        added = std::move(*done);
+        return added->outcome == add_outcome::created ? added->file.project : std::string();
+    }};
+    auto outcome = std::move(write_batch(std::span(&write, 1)).front());
+    if (!outcome) return outcome.error();
+    return std::move(*added);
+}
+
+std::vector<result<void>> catalog::write_batch(std::span<const batched_write> writes) {
+    std::vector<result<void>> outcomes(writes.size());
+    std::vector<std::string> changed;
     {
         std::lock_guard lock(writer_mutex_);
+        auto fail_all = [&](const error& failure) {
+            for (auto& outcome : outcomes) outcome = failure;
+        };
         auto transaction = sqlite::transaction::begin(writer_, sqlite::transaction_mode::immediate);
-        if (!transaction) return transaction.error();
-        // Decided under the write lock, so two adds of one filename end with exactly one row.
-        auto existing = select_file(writer_, file.file.filename);
-        if (!existing) return existing.error();
-        if (*existing) {
-            const bool same = (*existing)->sha256 == file.file.sha256;
-            return add_result{same ? add_outcome::identical : add_outcome::conflict, std::move(**existing)};
+        if (!transaction) {
+            fail_all(transaction.error());
+            return outcomes;
         }
-        auto project_id = project_id_for(writer_, file);
-        if (!project_id) return project_id.error();
-        if (before_insert) {
-            if (auto ready = before_insert(); !ready) return ready.error();
+        for (std::size_t i = 0; i < writes.size(); ++i) {
+            auto written = run_in_savepoint(writes[i]);
+            if (!written && !writer_.in_transaction()) {
+                // SQLite rolled the whole transaction back (a full disk, an I/O error): the
+                // writes before this one are gone too.
+                fail_all(written.error());
+                return outcomes;
+            }
+            if (!written) outcomes[i] = written.error();
+            else if (!written->empty()) changed.push_back(std::move(*written));
         }
-        added.file = file.file;
-        if (added.file.upload_time_ms == 0) added.file.upload_time_ms = now_ms();
-        if (auto inserted = insert_file(writer_, *project_id, added.file); !inserted) return inserted.error();
-        added.file.id = writer_.last_insert_rowid();
-        if (auto audited = write_audit(writer_, file.file.uploaded_by.value_or("cli"), "add_file", file.file.filename,
-                                       file.file.sha256);
-            !audited) {
-            return audited.error();
+        if (auto committed = transaction->commit(); !committed) {
+            fail_all(committed.error());
+            return outcomes;
         }
-        if (auto committed = transaction->commit(); !committed) return committed.error();
     }
-    notify(added.file.project);
-    return added;
+    std::sort(changed.begin(), changed.end());
+    changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+    for (const auto& project : changed) notify(project);
+    return outcomes;
+}
+
+result<std::string> catalog::run_in_savepoint(const batched_write& write) {
+    auto savepoint = sqlite::savepoint::begin(writer_);
+    if (!savepoint) return savepoint.error();
+    auto written = write.work(writer_);
+    if (!written) return written.error();  // the savepoint's destructor undoes its changes
+    if (auto released = savepoint->release(); !released) return released.error();
+    return written;
 }
 
 result<file_record> catalog::yank(std::string_view filename, std::string_view reason, std::string_view actor) {
@@ -501,7 +553,12 @@ void catalog::notify(std::string_view project) {
 }
 
 bool catalog::changed_externally() {
-    std::lock_guard lock(writer_mutex_);
+    // Asked from an I/O thread, which must never wait for a commit: a batch holds the writer
+    // through its sync, or for the busy timeout while another process holds the write lock
+    // (the I/O thread then stalled, and with it every connection it served). A busy writer
+    // means "ask again at the next poll"; the version compared then covers the skipped ones.
+    std::unique_lock lock(writer_mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return false;
     auto query = writer_.cached("PRAGMA data_version");
     if (!query) return true;  // cannot tell: assume it changed, a re-read is harmless
     auto row = (*query)->step();

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,13 @@ struct add_result {
     file_record file;  // the new row, or the row that was already there
 };
 
+// One write of a batch (catalog::write_batch). `work` runs on the writer connection inside the
+// batch's transaction and returns the normalised name of the project whose pages it changed,
+// or "" for none.
+struct batched_write {
+    std::function<result<std::string>(sqlite::connection&)> work;
+};
+
 class catalog {
 public:
     struct options {
@@ -90,6 +98,13 @@ public:
     // blob is in place while no other writer can remove it.
     result<add_result> add_file(const new_file& file, const std::function<result<void>()>& before_insert = {});
 
+    // Runs `writes` in one BEGIN IMMEDIATE transaction, each in a savepoint of its own, and
+    // commits once: one sync for all of them. Returns each write's outcome, in order: its own
+    // error (its changes undone, the others' kept), or the commit's error (nothing kept), or
+    // success. A later write sees the earlier ones' rows. Listeners are told after the commit.
+    // Runs on the calling thread; see ingest::commit_queue for the thread that batches uploads.
+    std::vector<result<void>> write_batch(std::span<const batched_write> writes);
+
     // PEP 592. `actor` goes to the audit log. not_found when there is no such file.
     result<file_record> yank(std::string_view filename, std::string_view reason, std::string_view actor);
     // `reason`, when given, goes to the audit log beside the un-yank.
@@ -120,7 +135,8 @@ public:
     // Called after each committed write with the normalised name of the project it changed.
     void subscribe(change_listener listener);
     // True once after another connection (another process: `wheelhouse ingest`) committed a
-    // write since the last call. Cheap: one PRAGMA data_version on the writer connection.
+    // write since the last call. Cheap: one PRAGMA data_version on the writer connection, and
+    // it never waits: while a write holds the writer it answers false, to be asked again.
     bool changed_externally();
 
     const std::filesystem::path& path() const noexcept { return path_; }
@@ -131,6 +147,7 @@ private:
     result<reader_lease> borrow_reader() const;
     void give_back(std::unique_ptr<sqlite::connection> reader) const;
     void notify(std::string_view project);
+    result<std::string> run_in_savepoint(const batched_write& write);  // under writer_mutex_
 
     std::filesystem::path path_;
     options options_;
@@ -150,5 +167,9 @@ private:
 // several of them see one snapshot (`wheelhouse export` reads the whole catalog so).
 result<std::vector<project_listing>> read_project_list(sqlite::connection& db, const project_filter& visible = {});
 result<std::optional<project_files>> read_project_files(sqlite::connection& db, std::string_view name);
+
+// add_file's work on the writer connection that write_batch lends, inside its transaction.
+result<add_result> add_file_in_transaction(sqlite::connection& db, const new_file& file,
+                                           const std::function<result<void>()>& before_insert = {});
 
 }  // namespace wheelhouse::catalog

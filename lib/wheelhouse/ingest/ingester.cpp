@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cctype>
+#include <future>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -18,9 +19,6 @@
 
 namespace wheelhouse::ingest {
 namespace {
-
-// How often an add is retried when a concurrent delete removed the shared blob in between.
-constexpr int put_attempts = 3;
 
 struct file_digests {
     std::string sha256;
@@ -157,69 +155,176 @@ result<file_digests> spool_digests(const std::filesystem::path& path, const inge
     return digests;
 }
 
+// Runs `start` with a completion and waits for it to be told the outcome.
+result<ingest_result> wait_for(const std::function<void(ingest_completion)>& start) {
+    std::promise<result<ingest_result>> answer;
+    auto answered = answer.get_future();
+    start([&answer](result<ingest_result> outcome) { answer.set_value(std::move(outcome)); });
+    return answered.get();
+}
+
 }  // namespace
+
+// A file whose blob and METADATA are in the store, unsynced, waiting for its row's commit.
+struct ingester::pending_add {
+    catalog::new_file row;
+    std::string metadata;       // for PEP 658, and to put it again should it vanish
+    storage::spool_file spool;  // the wheel's bytes (none for a remote file), likewise
+    storage::spool_file claim;  // held until the row is committed or the blob released
+    bool put_by_us = false;     // this ingest put the blob or its METADATA in place
+    std::function<result<void>(sqlite::connection&)> in_same_commit;
+    std::optional<catalog::add_result> added;  // set by the write, on the commit queue's thread
+
+    // Once the outcome is settled, before it is told: an answered upload has left nothing in tmp/.
+    void drop_files() noexcept {
+        claim.remove();  // first: it may be a name of the spool, locked by the spool's lock
+        spool.remove();
+    }
+};
 
 result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::string_view filename,
                                              const ingest_options& options) {
+    return wait_for([&](ingest_completion done) { ingest_spool(std::move(spool), filename, options, std::move(done)); });
+}
+
+void ingester::ingest_spool(storage::spool_file spool, std::string_view filename, const ingest_options& options,
+                            ingest_completion done) {
+    const auto arriving = commits_.expect();
+    // Whatever the outcome, the spool is gone before `done` hears it.
+    auto refuse = [&](const error& failure) {
+        spool.remove();
+        done(about(filename, failure));
+    };
     auto wheel = pep427::parse_wheel_filename(filename);
-    if (!wheel) return wheel.error();  // its detail names the file already
+    if (!wheel) {  // its detail names the file already
+        spool.remove();
+        return done(wheel.error());
+    }
 
     auto digests = spool_digests(spool.path(), options);
-    if (!digests) return about(filename, digests.error());
-    if (auto matches = check_expected(options.expected, *digests); !matches) return about(filename, matches.error());
+    if (!digests) return refuse(digests.error());
+    if (auto matches = check_expected(options.expected, *digests); !matches) return refuse(matches.error());
 
     // A re-upload of the same bytes, or a clash, is answered before the costly validation.
     auto existing = catalog_.find_file(filename);
-    if (!existing) return about(filename, existing.error());
+    if (!existing) return refuse(existing.error());
     if (*existing) {
-        if ((*existing)->sha256 != digests->sha256) return conflict_error(filename, (*existing)->sha256, digests->sha256);
-        return ingest_result{ingest_outcome::identical, std::move(**existing)};
+        spool.remove();
+        if ((*existing)->sha256 != digests->sha256) {
+            return done(conflict_error(filename, (*existing)->sha256, digests->sha256));
+        }
+        return confirm_identical(std::move(**existing), options, std::move(done));
     }
-
-    if (auto open = check_takes_files(catalog_, wheel->normalized_name); !open) return about(filename, open.error());
+    if (auto open = check_takes_files(catalog_, wheel->normalized_name); !open) return refuse(open.error());
 
     auto validated = validate_wheel(spool.path(), *wheel, options.limits);
-    if (!validated) return about(filename, validated.error());
+    if (!validated) return refuse(validated.error());
 
-    catalog::new_file row;
-    row.file = make_file_record(*wheel, *validated, digests->sha256, digests->size, options.uploaded_by);
-    row.project_display_name = std::string(validated->metadata.name());
-    const std::string& sha256 = row.file.sha256;
+    auto pending = std::make_shared<pending_add>();
+    pending->row.file = make_file_record(*wheel, *validated, digests->sha256, digests->size, options.uploaded_by);
+    pending->row.project_display_name = std::string(validated->metadata.name());
+    pending->metadata = std::move(validated->archive.metadata);
+    pending->spool = std::move(spool);
+    pending->in_same_commit = options.in_same_commit;
+    if (auto stored = put_files(*pending); !stored) {
+        pending->drop_files();
+        return done(about(filename, stored.error()));
+    }
+    submit(std::move(pending), std::move(done));
+}
 
-    for (int attempt = 1;; ++attempt) {
-        auto blob = store_.put_blob(sha256, spool.path());
-        if (!blob) return about(filename, blob.error());
-        bool put_by_us = *blob == storage::put_outcome::created;
-        auto metadata = store_.put_metadata(sha256, validated->archive.metadata);
-        if (metadata) put_by_us = put_by_us || *metadata == storage::put_outcome::created;
+void ingester::confirm_identical(catalog::file_record existing, const ingest_options& options, ingest_completion done) {
+    if (!options.in_same_commit) return done(ingest_result{ingest_outcome::identical, std::move(existing)});
+    auto found = std::make_shared<catalog::file_record>(std::move(existing));
+    queued_commit commit;
+    commit.write.work = [work = options.in_same_commit](sqlite::connection& db) -> result<std::string> {
+        if (auto done_here = work(db); !done_here) return done_here.error();
+        return std::string();
+    };
+    commit.done = [found, done = std::move(done)](result<void> committed) {
+        if (!committed) return done(about(found->filename, committed.error()));
+        done(ingest_result{ingest_outcome::identical, std::move(*found)});
+    };
+    commits_.submit(std::move(commit));
+}
 
-        // Under the catalog's write lock: the bytes must still be there (a delete of another
-        // file with the same bytes may have released them since).
-        bool vanished = false;
-        auto added = [&]() -> result<catalog::add_result> {
-            if (!metadata) return metadata.error();
-            return catalog_.add_file(row, [&]() -> result<void> {
-                if (store_.has_blob(sha256) && store_.has_metadata(sha256)) return {};
-                vanished = true;
-                return make_error(error_kind::unavailable, "the blob " + sha256 + " was removed while it was being added");
-            });
-        }();
-
-        const bool keep = added && added->outcome != catalog::add_outcome::conflict;
-        if (!keep && put_by_us) {
-            // Ours, and nothing references it: take it back out. A failure here leaves an
-            // unreferenced blob, which is harmless.
-            (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+result<void> ingester::put_files(pending_add& pending) {
+    const std::string& sha256 = pending.row.file.sha256;
+    // Before anything is put: a crash then leaves it. A name of the spool when there is one.
+    auto claim = pending.spool.owns() ? store_.claim_blob(sha256, pending.spool) : store_.claim_blob(sha256);
+    if (!claim) return claim.error();
+    pending.claim = std::move(claim).value();
+    auto stored = [&]() -> result<void> {
+        if (pending.spool.owns()) {
+            auto blob = store_.put_blob(sha256, pending.spool.path(), storage::durability::at_sync);
+            if (!blob) return blob.error();
+            pending.put_by_us = *blob == storage::put_outcome::created;
         }
-        if (!added) {
-            if (vanished && attempt < put_attempts) continue;
-            return about(filename, added.error());
+        auto metadata = store_.put_metadata(sha256, pending.metadata, storage::durability::at_sync);
+        if (!metadata) return metadata.error();
+        pending.put_by_us = pending.put_by_us || *metadata == storage::put_outcome::created;
+        return {};
+    }();
+    if (!stored && pending.put_by_us) {
+        // Ours, and nothing references it: take it back out. A failure here leaves an
+        // unreferenced blob, which the claim leaves for the next start's sweep.
+        (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+    }
+    return stored;
+}
+
+result<void> ingester::ensure_in_store(pending_add& pending) {
+    // Under the catalog's write lock, just before the row goes in: a delete of another file with
+    // the same bytes may have released them since they were put, so they are put again, synced
+    // at once since the batch's sync is past.
+    const std::string& sha256 = pending.row.file.sha256;
+    if (pending.spool.owns() && !store_.has_blob(sha256)) {
+        auto blob = store_.put_blob(sha256, pending.spool.path(), storage::durability::now);
+        if (!blob) return blob.error();
+        pending.put_by_us = pending.put_by_us || *blob == storage::put_outcome::created;
+    }
+    if (!store_.has_metadata(sha256)) {
+        auto metadata = store_.put_metadata(sha256, pending.metadata, storage::durability::now);
+        if (!metadata) return metadata.error();
+        pending.put_by_us = pending.put_by_us || *metadata == storage::put_outcome::created;
+    }
+    return {};
+}
+
+void ingester::submit(std::shared_ptr<pending_add> pending, ingest_completion done) {
+    queued_commit commit;
+    commit.syncs_blobs = true;
+    commit.write.work = [this, pending](sqlite::connection& db) -> result<std::string> {
+        auto added = catalog::add_file_in_transaction(db, pending->row, [&] { return ensure_in_store(*pending); });
+        if (!added) return added.error();
+        if (added->outcome != catalog::add_outcome::conflict && pending->in_same_commit) {
+            if (auto also = pending->in_same_commit(db); !also) return also.error();
         }
-        switch (added->outcome) {
-            case catalog::add_outcome::created: return ingest_result{ingest_outcome::created, std::move(added->file)};
-            case catalog::add_outcome::identical: return ingest_result{ingest_outcome::identical, std::move(added->file)};
-            case catalog::add_outcome::conflict: return conflict_error(filename, added->file.sha256, sha256);
-        }
+        pending->added = std::move(*added);
+        return pending->added->outcome == catalog::add_outcome::created ? pending->added->file.project : std::string();
+    };
+    commit.done = [this, pending, done = std::move(done)](result<void> committed) {
+        answer(*pending, std::move(committed), done);
+    };
+    commits_.submit(std::move(commit));
+}
+
+void ingester::answer(pending_add& pending, result<void> committed, const ingest_completion& done) {
+    const std::string& filename = pending.row.file.filename;
+    const std::string& sha256 = pending.row.file.sha256;
+    const bool keep = committed && pending.added && pending.added->outcome != catalog::add_outcome::conflict;
+    if (!keep && pending.put_by_us) {
+        // Ours, and only when no row (committed meanwhile or before) references the bytes.
+        (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+    }
+    pending.drop_files();
+    if (!committed) return done(about(filename, committed.error()));
+    if (!pending.added) return done(make_error(error_kind::internal, filename + ": committed without an outcome"));
+    auto& added = *pending.added;
+    switch (added.outcome) {
+        case catalog::add_outcome::created: return done(ingest_result{ingest_outcome::created, std::move(added.file)});
+        case catalog::add_outcome::identical: return done(ingest_result{ingest_outcome::identical, std::move(added.file)});
+        case catalog::add_outcome::conflict: return done(conflict_error(filename, added.file.sha256, sha256));
     }
 }
 
@@ -265,42 +370,21 @@ result<ingest_result> ingester::register_remote(const pep427::wheel_filename& wh
     auto existing = find_existing(filename, remote.sha256);
     if (!existing) return existing.error();
     if (*existing) return std::move(**existing);
-
     if (auto open = check_takes_files(catalog_, wheel.normalized_name); !open) return about(filename, open.error());
 
-    catalog::new_file row;
+    auto pending = std::make_shared<pending_add>();
+    auto& row = pending->row;
     row.file = make_file_record(wheel, validated, remote.sha256, remote.size, remote.uploaded_by);
     row.file.mode = remote.mode;
     row.file.remote_url = remote.url;
     row.file.fetch_url = remote.fetch_url;
     row.project_display_name = std::string(validated.metadata.name());
-    const std::string& sha256 = row.file.sha256;
-
-    for (int attempt = 1;; ++attempt) {
-        auto metadata = store_.put_metadata(sha256, validated.archive.metadata);
-        if (!metadata) return about(filename, metadata.error());
-        const bool put_by_us = *metadata == storage::put_outcome::created;
-        bool vanished = false;
-        auto added = catalog_.add_file(row, [&]() -> result<void> {
-            if (store_.has_metadata(sha256)) return {};
-            vanished = true;
-            return make_error(error_kind::unavailable, "the METADATA of " + sha256 + " was removed while it was being added");
-        });
-        const bool keep = added && added->outcome != catalog::add_outcome::conflict;
-        if (!keep && put_by_us) {
-            // Only when no row (local or remote) references these bytes.
-            (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
-        }
-        if (!added) {
-            if (vanished && attempt < put_attempts) continue;
-            return about(filename, added.error());
-        }
-        switch (added->outcome) {
-            case catalog::add_outcome::created: return ingest_result{ingest_outcome::created, std::move(added->file)};
-            case catalog::add_outcome::identical: return ingest_result{ingest_outcome::identical, std::move(added->file)};
-            case catalog::add_outcome::conflict: return conflict_error(filename, added->file.sha256, sha256);
-        }
+    pending->metadata = validated.archive.metadata;
+    if (auto stored = put_files(*pending); !stored) {
+        pending->drop_files();
+        return about(filename, stored.error());
     }
+    return wait_for([&](ingest_completion done) { submit(std::move(pending), std::move(done)); });
 }
 
 result<catalog::file_record> ingester::delete_file(std::string_view filename, std::string_view actor) {
@@ -313,8 +397,10 @@ result<catalog::file_record> ingester::delete_file(std::string_view filename, st
     return removed;
 }
 
-result<storage::sweep_report> ingester::recover(std::chrono::seconds max_spool_age) {
-    return store_.sweep_spool(max_spool_age);
+result<storage::sweep_report> ingester::recover() {
+    return store_.sweep_spool([this](std::string_view sha256) {
+        return catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+    });
 }
 
 }  // namespace wheelhouse::ingest

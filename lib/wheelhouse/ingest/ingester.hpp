@@ -5,17 +5,26 @@
 // variant, put blob and METADATA in the store and the row in the catalog. A failure at any
 // step leaves no row, no blob of ours and no spool file, and says exactly what was wrong.
 //
+// Durability: the blob, its METADATA and their directories are put in place unsynced, and the
+// row is handed to a commit_queue, which syncs the store once for a whole batch of uploads and
+// then commits their rows with one synced commit. An outcome is reported only after that: a
+// `created` or `identical` survives a power cut. Each put is covered by a claim in DATA/tmp/
+// until its row is committed, so a crash in between leaves an orphan blob that recover()
+// removes at the next start.
+//
 // Thread safety: every member may be called from any thread at the same time (catalog and
 // blob_store are both safe so); concurrent ingests of one filename end with exactly one row.
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/ingest/commit_queue.hpp"
 #include "wheelhouse/ingest/wheel_archive.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
@@ -45,6 +54,10 @@ struct ingest_options {
     archive_limits limits;
     std::uint64_t max_file_size = 16ULL << 30;
     std::optional<received_digests> received;  // ingest_spool only
+    // More writes of the caller's in the transaction that stores the file, run when the upload
+    // succeeds (created or identical), so they share its commit: the upload token's last use.
+    // Its failure fails the upload.
+    std::function<result<void>(sqlite::connection&)> in_same_commit;
 };
 
 enum class ingest_outcome {
@@ -56,6 +69,10 @@ struct ingest_result {
     ingest_outcome outcome = ingest_outcome::created;
     catalog::file_record file;
 };
+
+// Told an ingest's outcome exactly once: on the calling thread when it is refused before its
+// row is queued, else on the commit queue's thread once the commit is synced.
+using ingest_completion = std::function<void(result<ingest_result>)>;
 
 // A wheel that stays where it is (a release asset), served by redirect or proxy from `url`.
 struct remote_file {
@@ -72,10 +89,15 @@ struct remote_file {
 // unavailable (503: the database stayed locked), internal (500: disk or database).
 class ingester {
 public:
-    ingester(catalog::catalog& catalog, const storage::blob_store& store) noexcept : catalog_(catalog), store_(store) {}
+    ingester(catalog::catalog& catalog, const storage::blob_store& store, commit_queue_options commits = {}) noexcept
+        : catalog_(catalog), store_(store), commits_(catalog, store, commits) {}
 
-    // Ingests the bytes of `spool` (from store().create_spool()) as `filename`. The spool is
-    // consumed: it is gone when this returns, whatever the outcome.
+    // Ingests the bytes of `spool` (from store().create_spool()) as `filename`: validates on
+    // the calling thread, hands the row to the commit queue and returns; `done` is told the
+    // outcome. The spool is consumed: it is gone once `done` has run, whatever the outcome.
+    void ingest_spool(storage::spool_file spool, std::string_view filename, const ingest_options& options,
+                      ingest_completion done);
+    // The same, waiting for the outcome.
     result<ingest_result> ingest_spool(storage::spool_file spool, std::string_view filename, const ingest_options& options);
 
     // Ingests a file of the user's, under its own name. It is copied to a spool first, so the
@@ -96,14 +118,32 @@ public:
     // Deletes a file's row, then its blob and METADATA once no other row shares the bytes.
     result<catalog::file_record> delete_file(std::string_view filename, std::string_view actor);
 
-    // Start-up: removes spool files left by crashed processes or older than `max_spool_age`.
-    result<storage::sweep_report> recover(std::chrono::seconds max_spool_age = std::chrono::hours(24));
+    // Start-up: removes the spool files of processes that are gone, and the blobs they had put
+    // in place but not yet listed (a crash between the two): each only when no row names it,
+    // under the catalog's write lock, so it is safe beside other processes ingesting.
+    result<storage::sweep_report> recover();
+
+    // An upload queued for a worker, whose ingest_spool will come: keep the guard until then, so
+    // that a batch opening meanwhile waits for it (commit_queue::expect).
+    [[nodiscard]] commit_queue::arrival expect() { return commits_.expect(); }
+
+    // Commits the rows queued so far and tells their completions; see commit_queue::drain.
+    void finish_commits() { commits_.drain(); }
+    const commit_queue& commits() const noexcept { return commits_; }
 
     const storage::blob_store& store() const noexcept { return store_; }
 
 private:
+    struct pending_add;
+    void confirm_identical(catalog::file_record existing, const ingest_options& options, ingest_completion done);
+    result<void> put_files(pending_add& pending);
+    result<void> ensure_in_store(pending_add& pending);
+    void submit(std::shared_ptr<pending_add> pending, ingest_completion done);
+    void answer(pending_add& pending, result<void> committed, const ingest_completion& done);
+
     catalog::catalog& catalog_;
     const storage::blob_store& store_;
+    commit_queue commits_;  // last: its thread stops before the members it uses go
 };
 
 }  // namespace wheelhouse::ingest

@@ -15,9 +15,15 @@ error make_sqlite_error(sqlite3* db, int code, std::string_view what) {
     const char* detail = (db != nullptr && sqlite3_errcode(db) == code) ? sqlite3_errmsg(db) : sqlite3_errstr(code);
     message += detail;
     const int primary = code & 0xff;
-    const auto kind = (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) ? error_kind::unavailable : error_kind::internal;
-    if (kind == error_kind::unavailable) message += " (another writer holds the database; try again)";
-    return make_error(kind, std::move(message));
+    if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+        return make_error(error_kind::unavailable, message + " (another writer holds the database; try again)");
+    }
+    if (primary == SQLITE_FULL) {
+        // Not our fault and not permanent: the same request succeeds once space is freed.
+        return make_error(error_kind::unavailable, "the disk holding the catalog is full; nothing was stored. Free "
+                                                   "space on it, then try again (" + message + ")");
+    }
+    return make_error(error_kind::internal, std::move(message));
 }
 
 connection::connection(sqlite3* db, std::filesystem::path path) noexcept : db_(db), path_(std::move(path)) {}
@@ -53,8 +59,11 @@ result<connection> connection::open(const std::filesystem::path& path, const con
     sqlite3_extended_result_codes(raw, 1);
     sqlite3_busy_timeout(raw, static_cast<int>(options.busy_timeout.count()));
 
-    // Pragmas take no bound parameters; these texts are constants.
-    if (auto done = db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;"); !done) return done.error();
+    // Pragmas take no bound parameters; these texts are constants. FULL: in WAL mode NORMAL
+    // leaves a commit unsynced until the next checkpoint, and a commit that is answered must
+    // survive a power cut. Concurrent uploads share commits (ingest::commit_queue), so the
+    // sync is paid once per batch.
+    if (auto done = db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;"); !done) return done.error();
     if (options.read_only) {
         if (auto done = db.execute("PRAGMA query_only = ON;"); !done) return done.error();
     } else {
@@ -115,5 +124,7 @@ result<std::int64_t> connection::query_int64(std::string_view sql) {
 }
 
 std::int64_t connection::last_insert_rowid() const noexcept { return sqlite3_last_insert_rowid(db_); }
+
+bool connection::in_transaction() const noexcept { return sqlite3_get_autocommit(db_) == 0; }
 
 }  // namespace wheelhouse::sqlite

@@ -24,8 +24,8 @@ struct connection_options {
 
 class connection {
 public:
-    // Opens `path` with foreign keys on, synchronous=NORMAL and the busy timeout; a writable
-    // connection also switches the database to WAL.
+    // Opens `path` with foreign keys on, synchronous=FULL (every commit is synced before it
+    // returns) and the busy timeout; a writable connection also switches the database to WAL.
     static result<connection> open(const std::filesystem::path& path, const connection_options& options);
 
     connection(connection&& other) noexcept;
@@ -50,6 +50,9 @@ public:
     result<std::int64_t> query_int64(std::string_view sql);
 
     std::int64_t last_insert_rowid() const noexcept;
+    // False once SQLite has ended the transaction by itself (it rolls back on some errors, a
+    // full disk among them), however the transaction object sees it.
+    bool in_transaction() const noexcept;
     std::filesystem::path path() const { return path_; }
     sqlite3* handle() const noexcept { return db_; }
 
@@ -62,8 +65,8 @@ private:
     std::unordered_map<std::string, std::unique_ptr<statement>> cache_;
 };
 
-// The error for a failed SQLite call on `db`, with SQLite's own message. Busy and locked map to
-// `unavailable` (try again), everything else to `internal`.
+// The error for a failed SQLite call on `db`, with SQLite's own message. Busy, locked and a full
+// disk map to `unavailable` (try again later), everything else to `internal`.
 error make_sqlite_error(sqlite3* db, int code, std::string_view what);
 
 }  // namespace wheelhouse::sqlite

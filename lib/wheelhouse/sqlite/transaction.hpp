@@ -35,4 +35,26 @@ private:
     connection* db_;
 };
 
+// A savepoint inside an open transaction, RAII: its changes are undone in its destructor unless
+// released, and the transaction around it goes on. Lets several writes share one transaction
+// (and one commit) while each one's failure undoes only its own changes.
+class savepoint {
+public:
+    static result<savepoint> begin(connection& db);
+
+    savepoint(savepoint&& other) noexcept;
+    savepoint& operator=(savepoint&&) = delete;
+    savepoint(const savepoint&) = delete;
+    savepoint& operator=(const savepoint&) = delete;
+    ~savepoint();  // rolls back to the savepoint when not released; never throws
+
+    // Keeps the changes made since begin() in the enclosing transaction.
+    result<void> release();
+
+private:
+    explicit savepoint(connection& db) noexcept : db_(&db) {}
+
+    connection* db_;
+};
+
 }  // namespace wheelhouse::sqlite

@@ -2,9 +2,15 @@
 // The content-addressed store under DATA/:
 //   blobs/sha256/ab/cd/<sha256>           the wheel's bytes
 //   blobs/sha256/ab/cd/<sha256>.metadata  its *.dist-info/METADATA, byte for byte (PEP 658)
-//   tmp/spool-<pid>-<random>              uploads and copies on their way in
-// A blob appears by a hard link of a fsync'd spool file, so it is whole or absent, never
-// partial, and an existing blob is never replaced: blobs are immutable once in place.
+//   tmp/spool-<random>                    uploads and copies on their way in
+//   tmp/claim-<sha256>-<random>           "this process is putting <sha256> in place": a hard
+//                                         link of the upload's spool file, or an empty file
+// A blob appears by a hard link of a spool file, so it is whole or absent, never partial, and
+// an existing blob is never replaced: blobs are immutable once in place.
+//
+// Spool files and claims are locked (flock) by the process that made them for as long as they
+// exist, so a file whose lock is free was left by a process that is gone, whatever the PIDs
+// say (in a container the server is PID 1 in every run). The start-up sweep removes those.
 //
 // Thread safety: a blob_store holds only paths; every member may be called from any thread.
 // Deciding WHEN a blob may be removed (no catalog row references it) is the caller's job; see
@@ -14,19 +20,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "wheelhouse/result.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 
 namespace wheelhouse::storage {
 
-// A file under DATA/tmp/ that the store created for one upload or copy. Removed when this
-// object dies, unless release()d.
+// A file under DATA/tmp/ that the store created and locked for one upload, copy or claim.
+// Removed when this object dies, unless release()d.
 class spool_file {
 public:
     spool_file() = default;
-    explicit spool_file(std::filesystem::path path) noexcept : path_(std::move(path)) {}
+    spool_file(std::filesystem::path path, descriptor lock) noexcept : path_(std::move(path)), lock_(std::move(lock)) {}
     spool_file(spool_file&& other) noexcept;
     spool_file& operator=(spool_file&& other) noexcept;
     spool_file(const spool_file&) = delete;
@@ -35,13 +44,15 @@ public:
 
     const std::filesystem::path& path() const noexcept { return path_; }
     bool owns() const noexcept { return !path_.empty(); }
-    // Stops owning the file and returns its path.
+    // Stops owning the file (and drops its lock) and returns its path.
     std::filesystem::path release() noexcept;
-    // Deletes the file now (ignoring errors: it may already be gone).
+    // Deletes the file now (ignoring errors: it may already be gone), then drops the lock, so
+    // no sweep ever finds it unlocked while this process lives.
     void remove() noexcept;
 
 private:
     std::filesystem::path path_;
+    descriptor lock_;  // open with flock(LOCK_EX) held
 };
 
 // A blob opened for reading.
@@ -69,10 +80,21 @@ enum class put_outcome {
     already_present,  // it was there (same digest, so the same bytes); nothing changed
 };
 
-struct sweep_report {
-    std::size_t removed = 0;
-    std::size_t kept = 0;  // spool files of live processes, younger than the age limit
+// When a new file in the store becomes durable.
+enum class durability {
+    now,      // synced (the file, its directory and any directory made for it) before returning
+    at_sync,  // whenever the caller next calls sync(): a batch of puts then shares one sync
 };
+
+struct sweep_report {
+    std::size_t removed = 0;          // spool files and claims of processes that are gone
+    std::size_t kept = 0;             // those of live processes
+    std::size_t blobs_released = 0;   // blobs of dead claims that no row named, removed
+};
+
+// Asked, for each claim a dead process left, whether its blob may go: removes it when no row
+// names it, under the catalog's write lock, and returns whether it did.
+using settle_claim = std::function<result<bool>(std::string_view sha256)>;
 
 class blob_store {
 public:
@@ -88,28 +110,47 @@ public:
     bool has_blob(std::string_view sha256) const noexcept;
     bool has_metadata(std::string_view sha256) const noexcept;
 
-    // A new, empty spool file (mode 0600, exclusive create) for the caller to fill.
+    // A new, empty spool file (mode 0600, exclusive create, locked) for the caller to fill.
     result<spool_file> create_spool() const;
+    // A claim on the blob `sha256`, taken before putting it (or its METADATA) in place and held
+    // until the row that names it is committed or the blob released: should the process die in
+    // between, the sweep finds the claim unlocked and settles the blob. An empty file of its own.
+    result<spool_file> claim_blob(std::string_view sha256) const;
+    // The same claim as a second name of `bytes`, the spool holding the blob's bytes: locked by
+    // `bytes`' lock, so it is held for as long as `bytes` is, and it costs no inode of its own.
+    // (On ext4 without a journal every new inode skips each inode freed in the last 60 to 360 s,
+    // so an empty file made and deleted per upload made every create slower as uploads went
+    // on: bench/UPLOADS.md.) Remove the claim before `bytes`, so it is never seen unlocked.
+    result<spool_file> claim_blob(std::string_view sha256, const spool_file& bytes) const;
 
     // Puts `source` (a spool file, on the same file system) in place as the blob `sha256` by a
-    // hard link after fsync, so `source` stays for the caller to remove. Does not hash: the
-    // caller has. Never replaces an existing blob.
-    result<put_outcome> put_blob(std::string_view sha256, const std::filesystem::path& source) const;
-    // Writes METADATA beside the blob, by the same fsync-then-link path.
-    result<put_outcome> put_metadata(std::string_view sha256, std::string_view metadata) const;
+    // hard link, so `source` stays for the caller to remove. Does not hash: the caller has.
+    // Never replaces an existing blob.
+    result<put_outcome> put_blob(std::string_view sha256, const std::filesystem::path& source,
+                                 durability when = durability::now) const;
+    // Writes METADATA beside the blob, by the same spool-then-link path.
+    result<put_outcome> put_metadata(std::string_view sha256, std::string_view metadata,
+                                     durability when = durability::now) const;
+
+    // Makes every put with durability::at_sync before this call durable: one syncfs(2) of the
+    // file system holding blobs/ (and of tmp/'s, should it be another).
+    result<void> sync() const;
 
     // Deletes the blob and its metadata; absent files are not an error.
     result<void> remove(std::string_view sha256) const;
 
     result<blob_reader> open_blob(std::string_view sha256) const;
 
-    // Removes spool files left by processes that are gone, and any older than `max_age` (a
-    // crash leaves at most these). Run at start-up; safe while other processes ingest.
-    result<sweep_report> sweep_spool(std::chrono::seconds max_age) const;
+    // Removes the spool files and claims whose lock is free: their process is gone. A dead
+    // claim is settled first (`settle`), and stays when that fails, for the next sweep. Run at
+    // start-up; safe while other processes ingest (their files are locked).
+    result<sweep_report> sweep_spool(const settle_claim& settle) const;
 
 private:
     explicit blob_store(std::filesystem::path data_dir) noexcept : data_dir_(std::move(data_dir)) {}
-    result<put_outcome> link_into_place(const std::filesystem::path& source, const std::filesystem::path& target) const;
+    result<put_outcome> link_into_place(const std::filesystem::path& source, const std::filesystem::path& target,
+                                        durability when) const;
+    result<spool_file> create_locked(std::string_view name_prefix) const;
 
     std::filesystem::path data_dir_;
 };

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 
 namespace wheelhouse::storage {
 namespace {
@@ -18,27 +19,6 @@ error io_error(std::string_view what, const std::filesystem::path& path, int cod
     return make_error(code == ENOENT ? error_kind::not_found : error_kind::internal,
                       std::string(what) + " " + path.string() + ": " + std::system_category().message(code));
 }
-
-// Closes on scope exit; the descriptor is -1 when the open failed.
-class descriptor {
-public:
-    explicit descriptor(int value) noexcept : value_(value) {}
-    descriptor(const descriptor&) = delete;
-    descriptor& operator=(const descriptor&) = delete;
-    ~descriptor() {
-        if (value_ >= 0) ::close(value_);
-    }
-    int get() const noexcept { return value_; }
-    // Closes now and reports the error close() saw (NFS reports write errors here).
-    int close() noexcept {
-        const int closed = ::close(value_);
-        value_ = -1;
-        return closed == 0 ? 0 : errno;
-    }
-
-private:
-    int value_;
-};
 
 result<std::size_t> read_some(int from, std::uint8_t* buffer, std::size_t size, const std::filesystem::path& path) {
     for (;;) {

@@ -1,6 +1,7 @@
 #include "wheelhouse/app/application.hpp"
 
 #include <atomic>
+#include <optional>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -70,7 +71,9 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       downloads_(catalog),
       remote_(settings_.remote_client),
       tokens_(catalog),
-      ingester_(catalog, blobs),
+      // As many rows may wait for their commit as uploads may wait for a worker or be validated;
+      // past that the workers wait, their queue fills, and new uploads get 503 at their headers.
+      ingester_(catalog, blobs, {.capacity = settings_.ingest_queue + std::max(1u, settings_.ingest_workers)}),
       static_(built_in_static_assets()),
       read_workers_(std::max(1u, settings_.read_workers), settings_.read_queue,
                     [](std::string_view what) { spdlog::error("read worker: {}", what); }),
@@ -94,6 +97,7 @@ void application::finish_ingests() {
     remote_files_.stop();
     read_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
     write_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
+    ingester_.finish_commits();  // the drained uploads' rows, committed and answered
 }
 
 transport::body_plan application::plan_body(const http::request_header<>& header) {
@@ -172,10 +176,10 @@ void application::handle(transport::incoming_request incoming, transport::respon
 
     auto& request = state->request;
     request.incoming = std::move(incoming);
-    // A write that succeeded records its token as used (for `token list` and the admin page).
+    // A write that succeeded records its token as used (for `token list` and the admin page);
+    // an upload does so in its own commit (ingest_upload), sparing a synced commit of its own.
     std::string user;
-    if (request.grant && (request.matched->runs_on == lane::write_pool || request.matched->runs_on == lane::ingest))
-        user = request.grant->name;
+    if (request.grant && request.matched->runs_on == lane::write_pool) user = request.grant->name;
     // The one responder a handler gets: it answers once, even for a handler that kept it and
     // then threw.
     request.respond = [answered = state->answered, respond = std::move(respond), user = std::move(user),
@@ -193,7 +197,10 @@ void application::run_on_lane(const std::shared_ptr<dispatch_state>& state) {
     const auto runs_on = state->request.matched->runs_on;
     if (runs_on == lane::io_thread) return run_handler(*state);
     state->request.queued_at = std::chrono::steady_clock::now();
-    if (!pool_of(runs_on).try_submit(concurrency::job([this, state] { run_handler(*state); })))
+    // An upload on its way to the group commit: a batch that opens meanwhile waits for it.
+    std::optional<ingest::commit_queue::arrival> coming;
+    if (runs_on == lane::ingest) coming.emplace(ingester_.expect());
+    if (!pool_of(runs_on).try_submit(concurrency::job([this, state, coming = std::move(coming)] { run_handler(*state); })))
         state->request.respond(busy(state->request, state->request.header()));
 }
 

@@ -8,6 +8,7 @@
 #include "wheelhouse/app/route_access.hpp"
 #include "wheelhouse/app/upload_sinks.hpp"
 #include "wheelhouse/error_text.hpp"
+#include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/transport/responses.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
@@ -35,6 +36,14 @@ outgoing_response accepted(const http::request_header<>& request, const ingest::
                              {"page", page},
                              {"variant", variants::to_json(file.variant)}};
     return text_or_json_response(request, status, std::move(text), std::move(json));
+}
+
+// A full disk is unavailable like a busy queue, and told when to come back alike (the ingest
+// lane's Retry-After); nothing of the upload was kept.
+outgoing_response refusal(const http::request_header<>& request, const error& failure) {
+    http::fields retry;
+    if (failure.kind == error_kind::unavailable) retry.set(http::field::retry_after, "5");
+    return error_response(request, failure, audience::package_tools, std::move(retry));
 }
 
 std::optional<std::string> digest_field(const upload::form_collector& form, std::string_view name) {
@@ -137,12 +146,19 @@ route_answer ingest_upload(route_context& context, route_request& request) {
         std::tie(spool, options.received) = sink.target().release();
     }
     incoming.sink.reset();
+    // The token's last use goes into the upload's own commit, not a synced commit of its own.
+    options.in_same_commit = [token = grant.name](sqlite::connection& db) { return auth::token_store::mark_used(db, token); };
 
-    auto ingested = context.ingester->ingest_spool(std::move(spool), filename, options);
-    context.metrics.record_ingest(outcome_of(ingested), std::chrono::duration_cast<std::chrono::microseconds>(
-                                                             std::chrono::steady_clock::now() - request.queued_at));
-    if (!ingested) return error_response(header, ingested.error());
-    return accepted(header, *ingested, context.settings.files_base);
+    // This worker validates and hands the row to the group commit; the answer is written from
+    // the commit queue's thread once the batch's commit is synced, while the worker goes on.
+    context.ingester->ingest_spool(std::move(spool), filename, options,
+                                   [&context, header, respond = request.respond,
+                                    queued = request.queued_at](result<ingest::ingest_result> ingested) {
+        context.metrics.record_ingest(outcome_of(ingested), std::chrono::duration_cast<std::chrono::microseconds>(
+                                                                 std::chrono::steady_clock::now() - queued));
+        respond(ingested ? accepted(header, *ingested, context.settings.files_base) : refusal(header, ingested.error()));
+    });
+    return std::nullopt;
 }
 
 }  // namespace wheelhouse::app

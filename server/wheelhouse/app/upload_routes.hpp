@@ -2,7 +2,7 @@
 // Uploads from CI: POST /legacy/ (twine's form, curl -F) and PUT /api/v1/files/<filename>
 // (curl -T). The route table checks the token from the headers; plan_upload checks the size
 // and the form's boundary and streams the body to a spool file; ingest_upload (on the write
-// pool) validates, hashes and writes the catalog.
+// pool) validates and hashes, and hands the row to the ingester's group commit, which answers.
 
 #include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/route_context.hpp"
@@ -16,8 +16,10 @@ namespace wheelhouse::app {
 transport::body_plan plan_upload(route_context& context, const http::request_header<>& header,
                                  const route_request& request);
 
-// The whole upload is in its spool file: checks the form's fields and the project, ingests the
-// file and answers 201 (new), 200 (the same bytes again) or why not. Thread safety: a worker.
+// The whole upload is in its spool file: checks the form's fields and the project, validates
+// the file and hands its row to the group commit, which answers 201 (new), 200 (the same bytes
+// again) or why not once the commit is synced; nullopt then, and the worker takes the next
+// upload. Thread safety: a worker.
 route_answer ingest_upload(route_context& context, route_request& request);
 
 }  // namespace wheelhouse::app

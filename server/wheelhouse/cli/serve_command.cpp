@@ -12,6 +12,7 @@
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/config/settings.hpp"
 #include "wheelhouse/static_export/static_site.hpp"
+#include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/server.hpp"
 
@@ -36,13 +37,17 @@ std::optional<data_folder> open_data_folder(const std::filesystem::path& data) {
         spdlog::error("cannot use data folder {}: it is not writable ({})", data.string(), probe.error().message);
         return std::nullopt;
     }
-    if (auto swept = blobs->sweep_spool(std::chrono::hours(1)); swept && swept->removed > 0)
-        spdlog::info("removed {} stale spool files from {}", swept->removed, blobs->spool_dir().string());
-
     auto catalog = catalog::catalog::open(data / "catalog.db");
     if (!catalog) {
         spdlog::error("cannot open the catalog in {}: {}", data.string(), catalog.error().message);
         return std::nullopt;
+    }
+    // What a run that died left: its spool files, and blobs it had put in place but not listed.
+    if (auto swept = ingest::ingester(**catalog, *blobs).recover(); !swept) {
+        spdlog::warn("could not sweep {}: {}", blobs->spool_dir().string(), swept.error().message);
+    } else if (swept->removed > 0) {
+        spdlog::info("removed {} files left in {} by a run that stopped abruptly, and {} blobs it had not listed",
+                     swept->removed, blobs->spool_dir().string(), swept->blobs_released);
     }
     return data_folder{std::move(blobs).value(), std::move(catalog).value()};
 }
