@@ -229,6 +229,17 @@ def test_private_from_flag_and_environment_over_the_file(serve, tmp_path):
         assert server.stop() == 0
 
 
+def test_a_flag_value_neither_on_nor_off_is_a_usage_error(serve, tmp_path):
+    """A typo in a unit file's WHEELHOUSE_PRIVATE used to abort the process (an uncaught exception)."""
+    base = ("--data", str(tmp_path / "data"), "--listen", "127.0.0.1:0")
+    for args, env in (((), {"WHEELHOUSE_PRIVATE": "maybe"}), (("--private=maybe",), {}),
+                      ((), {"WHEELHOUSE_REMOTE_ALLOW_PRIVATE_ADDRESSES": "sometimes"})):
+        server = serve(*base, *args, env=clean_environment(**env))
+        assert server.wait_exit() == 2, (args, env, server.output())
+        assert "is neither on nor off; write 1 or 0" in server.output(), server.output()
+        assert "listening" not in server.output()
+
+
 # --- a bad file ---------------------------------------------------------------------------------
 
 BAD_FILES = [
@@ -237,6 +248,8 @@ BAD_FILES = [
     ("colour = \"blue\"\n", "unknown key 'colour'"),
     ("page-max-age = \"60\"\n", "'page-max-age' must be a non-negative integer"),
     ("threads = -1\n", "'threads' must be a non-negative integer"),
+    # 2^32 + 16 was read as 16: refused, not truncated.
+    ("ingest-queue = 4294967312\n", "'ingest-queue' must be a non-negative integer (at most 4294967295)"),
     ("max-upload-size = 1.5\n", "'max-upload-size' must be a non-negative integer"),
     ("private = \"yes\"\n", "'private' must be true or false"),
     ("listen = 8080\n", "'listen' must be a string"),

@@ -1,6 +1,5 @@
 #include "wheelhouse/cli/register_command.hpp"
 
-#include <CLI/Error.hpp>
 #include <CLI/Validators.hpp>
 
 #include <cstdio>
@@ -9,6 +8,7 @@
 
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/cli/commands.hpp"
+#include "wheelhouse/cli/data_option.hpp"
 #include "wheelhouse/config/settings.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/remote/github_api.hpp"
@@ -21,7 +21,6 @@ namespace wheelhouse::cli {
 namespace {
 
 struct remote_command_options {
-    std::shared_ptr<config::overrides> values = std::make_shared<config::overrides>();
     std::optional<config::settings> settings;  // resolved once parsed
     std::vector<std::string> urls;
     std::string repository;
@@ -46,14 +45,9 @@ struct remote_session {
     std::optional<remote::registrar> registrar;
 };
 
-void add_settings_options(CLI::App& command, remote_command_options& options) {
-    config::add_options(command, *options.values, false);
-    config::add_remote_options(command, *options.values);
-    command.parse_complete_callback([&options] {
-        auto resolved = config::resolve(*options.values);
-        if (!resolved) throw CLI::ValidationError("--config", resolved.error().message);
-        options.settings = std::move(resolved).value();
-    });
+void add_fetching_options(CLI::App& command, remote_command_options& options) {
+    add_settings_options(command, config::option_set::fetching,
+                         [&options](config::settings resolved) { options.settings = std::move(resolved); });
     command.add_option("--mode", options.mode, "how downloads are served: redirect, proxy or cache (default: the "
                                                "configured remote download mode)")
         ->check(CLI::IsMember({"redirect", "proxy", "cache"}));
@@ -172,7 +166,7 @@ void add_register_command(CLI::App& app) {
     auto options = std::make_shared<remote_command_options>();
     CLI::App* command = app.add_subcommand(
         "register", "Add wheels that stay where they are (GitHub release assets) to the index, by URL");
-    add_settings_options(*command, *options);
+    add_fetching_options(*command, *options);
     command->add_option("--sha256", options->sha256, "the asset's SHA-256 (hex), when known; one URL only");
     command->add_option("urls", options->urls, "asset URLs ending in a wheel's filename")->required();
     command->footer("Reads only the zip's end, directory, WHEEL and METADATA by Range requests; the SHA-256 comes from "
@@ -185,7 +179,7 @@ void add_import_release_command(CLI::App& app) {
     auto options = std::make_shared<remote_command_options>();
     CLI::App* command = app.add_subcommand(
         "import-release", "Register every wheel of a GitHub release (listed through the GitHub API)");
-    add_settings_options(*command, *options);
+    add_fetching_options(*command, *options);
     command->add_option("repository", options->repository, "OWNER/REPO")->required();
     command->add_option("tag", options->tag, "the release's tag")->required();
     command->footer("Exit status: 0 when every wheel was added or already present, 1 when any was rejected or the "

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -16,6 +17,73 @@
 namespace wheelhouse::cli {
 namespace {
 
+// The data folder's blob store and catalog; nullopt (the reason logged) when it cannot serve.
+struct data_folder {
+    storage::blob_store blobs;
+    std::unique_ptr<catalog::catalog> catalog;
+};
+
+std::optional<data_folder> open_data_folder(const std::filesystem::path& data) {
+    auto blobs = storage::blob_store::open(data);
+    if (!blobs) {
+        spdlog::error("cannot use data folder {}: {}", data.string(), blobs.error().message);
+        return std::nullopt;
+    }
+    // A read-only or foreign-owned folder (a container volume mounted :ro) would otherwise
+    // serve reads and fail every upload; refuse to start instead.
+    if (auto probe = blobs->create_spool(); !probe) {
+        spdlog::error("cannot use data folder {}: it is not writable ({})", data.string(), probe.error().message);
+        return std::nullopt;
+    }
+    if (auto swept = blobs->sweep_spool(std::chrono::hours(1)); swept && swept->removed > 0)
+        spdlog::info("removed {} stale spool files from {}", swept->removed, blobs->spool_dir().string());
+
+    auto catalog = catalog::catalog::open(data / "catalog.db");
+    if (!catalog) {
+        spdlog::error("cannot open the catalog in {}: {}", data.string(), catalog.error().message);
+        return std::nullopt;
+    }
+    return data_folder{std::move(blobs).value(), std::move(catalog).value()};
+}
+
+app::app_settings app_settings_from(const config::settings& settings) {
+    app::app_settings out;
+    out.page_max_age = settings.page_max_age;
+    out.max_upload_bytes = settings.max_upload_bytes;
+    out.ingest_workers = settings.ingest_workers;
+    out.ingest_queue = settings.ingest_queue;
+    out.private_index = settings.private_index;
+    out.remote_download_mode = settings.remote_download_mode;
+    out.github_api_url = settings.github_api_url;
+    out.github_token = settings.github_token;
+    out.remote_client = config::client_settings_from(settings);
+    out.proxy_downloads = settings.remote_proxy_downloads;
+    return out;
+}
+
+transport::server_options server_options_from(const config::settings& settings, metrics::server_metrics& metrics) {
+    const auto address = config::split_listen_address(settings.listen);  // checked by resolve
+    transport::server_options out;
+    out.host = address->first;
+    out.port = address->second;
+    out.threads = settings.threads;
+    out.access_log = settings.access_log;
+    out.metrics = &metrics;
+    out.limits.idle_timeout = settings.idle_timeout;
+    out.limits.read_timeout = settings.read_timeout;
+    return out;
+}
+
+// Tests and scripts read the bound port from this line.
+void announce(const transport::server& server, const config::settings& settings) {
+    const auto endpoint = server.local_endpoint();
+    const auto host = endpoint.address().is_v6() ? "[" + endpoint.address().to_string() + "]"
+                                                 : endpoint.address().to_string();
+    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads)\n", host.c_str(),
+                 endpoint.port(), settings.data.c_str(), settings.threads);
+    std::fflush(stderr);
+}
+
 int serve(const config::overrides& values) {
     auto resolved = config::resolve(values);
     if (!resolved) {
@@ -23,51 +91,10 @@ int serve(const config::overrides& values) {
         return 2;
     }
     const auto& settings = *resolved;
-    const auto address = config::split_listen_address(settings.listen);
-
-    auto blobs = storage::blob_store::open(settings.data);
-    if (!blobs) {
-        spdlog::error("cannot use data folder {}: {}", settings.data.string(), blobs.error().message);
-        return 1;
-    }
-    // A read-only or foreign-owned folder (a container volume mounted :ro) would otherwise
-    // serve reads and fail every upload; refuse to start instead.
-    if (auto probe = blobs->create_spool(); !probe) {
-        spdlog::error("cannot use data folder {}: it is not writable ({})", settings.data.string(),
-                      probe.error().message);
-        return 1;
-    }
-    if (auto swept = blobs->sweep_spool(std::chrono::hours(1)); swept && swept->removed > 0)
-        spdlog::info("removed {} stale spool files from {}", swept->removed, blobs->spool_dir().string());
-
-    auto catalog = catalog::catalog::open(settings.data / "catalog.db");
-    if (!catalog) {
-        spdlog::error("cannot open the catalog in {}: {}", settings.data.string(), catalog.error().message);
-        return 1;
-    }
-
-    app::app_settings app_settings;
-    app_settings.page_max_age = settings.page_max_age;
-    app_settings.max_upload_bytes = settings.max_upload_bytes;
-    app_settings.ingest_workers = settings.ingest_workers;
-    app_settings.ingest_queue = settings.ingest_queue;
-    app_settings.private_index = settings.private_index;
-    app_settings.remote_download_mode = settings.remote_download_mode;
-    app_settings.github_api_url = settings.github_api_url;
-    app_settings.github_token = settings.github_token;
-    app_settings.remote_client = config::client_settings_from(settings);
-    app_settings.proxy_downloads = settings.remote_proxy_downloads;
-    app::application application(**catalog, *blobs, app_settings);
-
-    transport::server_options options;
-    options.host = address->first;
-    options.port = address->second;
-    options.threads = settings.threads;
-    options.access_log = settings.access_log;
-    options.metrics = &application.metrics();
-    options.limits.idle_timeout = settings.idle_timeout;
-    options.limits.read_timeout = settings.read_timeout;
-    transport::server server(options, application);
+    auto data = open_data_folder(settings.data);
+    if (!data) return 1;
+    app::application application(*data->catalog, data->blobs, app_settings_from(settings));
+    transport::server server(server_options_from(settings, application.metrics()), application);
     if (auto opened = server.open(); !opened) {
         spdlog::error("{}", opened.error().message);
         return 1;
@@ -80,14 +107,7 @@ int serve(const config::overrides& values) {
         server.drain(settings.drain_timeout);
     });
     application.watch_external_changes(server.context());
-
-    const auto endpoint = server.local_endpoint();
-    const auto host = endpoint.address().is_v6() ? "[" + endpoint.address().to_string() + "]"
-                                                 : endpoint.address().to_string();
-    // Tests and scripts read the bound port from this line.
-    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads)\n", host.c_str(),
-                 endpoint.port(), settings.data.c_str(), settings.threads);
-    std::fflush(stderr);
+    announce(server, settings);
 
     server.start();
     server.wait();
@@ -102,7 +122,7 @@ int serve(const config::overrides& values) {
 void add_serve_command(CLI::App& app) {
     auto values = std::make_shared<config::overrides>();
     auto* command = app.add_subcommand("serve", "Serve the index over HTTP (pip, uv, twine, curl, browsers)");
-    config::add_options(*command, *values, true);
+    config::add_options(*command, *values, config::option_set::serving);
     command->callback([values] { set_exit_status(serve(*values)); });
 }
 

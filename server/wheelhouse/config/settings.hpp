@@ -1,9 +1,13 @@
 #pragma once
 // The server's configuration: flags > WHEELHOUSE_* environment > TOML file > defaults.
+// A setting is a field below (its default) plus one row of the table in settings.cpp (its
+// name, which is the flag, the file's key and the variable, its check and its help).
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,47 +47,28 @@ struct settings {
     unsigned remote_proxy_downloads = 16;  // proxied downloads at once; more get 503
 };
 
-// Values given on the command line or in the environment; unset ones fall through to the
-// file and then the defaults.
+// Which options a command takes: every command --config and --data; commands that fetch
+// release assets the remote ones too (--github-*, --ca-bundle, --remote-*); `serve` all.
+enum class option_set { data, fetching, serving };
+
+// What the command line and the environment gave; the rest falls through to the file and
+// then the defaults. Filled by CLI11 as it parses (add_options), read by resolve.
 struct overrides {
     std::optional<std::string> config_file;
-    std::optional<std::string> listen;
-    std::optional<std::string> data;
-    std::optional<unsigned> threads;
-    std::optional<std::string> access_log;
-    std::optional<unsigned> page_max_age;
-    std::optional<std::uint64_t> max_upload_bytes;
-    std::optional<unsigned> idle_timeout;
-    std::optional<unsigned> read_timeout;
-    std::optional<unsigned> drain_timeout;
-    std::optional<unsigned> ingest_workers;
-    std::optional<unsigned> ingest_queue;
-    std::optional<bool> private_index;  // --private, or WHEELHOUSE_PRIVATE=1/0 (0 overrides the file)
-    // Release assets (add_remote_options).
-    std::optional<std::string> github_api_url;
-    std::optional<std::string> github_token;
-    std::optional<std::string> ca_bundle;
-    std::optional<std::string> remote_allowed_hosts;  // comma-separated
-    std::optional<bool> remote_allow_private_addresses;
-    std::optional<std::string> remote_download_mode;
-    std::optional<unsigned> remote_connect_timeout;
-    std::optional<unsigned> remote_read_timeout;
-    std::optional<unsigned> remote_proxy_downloads;
+    // A setting's name -> how its flag's or variable's value sets it (which may fail: a bad value).
+    std::map<std::string, std::function<result<void>(settings&)>, std::less<>> given;
 };
 
-// Registers --config, --data (WHEELHOUSE_DATA) and, with `server_options`, every server option
-// (the remote ones included).
-void add_options(CLI::App& command, overrides& values, bool server_options);
-
-// Registers the options of fetching release assets (--github-api-url, --github-token,
-// --ca-bundle, --remote-*): for commands that fetch without serving (register, import-release).
-void add_remote_options(CLI::App& command, overrides& values);
+// Registers --config (WHEELHOUSE_CONFIG) and each setting of `options` as --NAME with its
+// WHEELHOUSE_NAME variable, in the order of the settings table (which is --help's order).
+void add_options(CLI::App& command, overrides& values, option_set options);
 
 // The HTTP client's settings: the allow-list, private addresses, CA bundle and deadlines.
 // Plain http:// is never allowed here.
 remote::client_settings client_settings_from(const settings& values);
 
-// Defaults, then the TOML file, then the overrides. The error names the file, key and problem.
+// Defaults, then the TOML file, then the overrides, then each setting's check. The error names
+// where the bad value came from (the flag, or the file and key) and how to fix it.
 result<settings> resolve(const overrides& values);
 
 // "127.0.0.1:8080", "[::1]:0", ":8080" (all addresses) -> host and port.

@@ -1,0 +1,92 @@
+#include "wheelhouse/config/value_kind.hpp"
+
+#include <algorithm>
+
+#include <boost/url/ipv6_address.hpp>
+
+namespace wheelhouse::config {
+namespace {
+
+std::string trimmed(std::string_view text) {
+    const auto first = text.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return {};
+    const auto last = text.find_last_not_of(" \t");
+    return std::string(text.substr(first, last - first + 1));
+}
+
+std::vector<std::string> split_commas(std::string_view text) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const auto comma = text.find(',', start);
+        const auto end = comma == std::string_view::npos ? text.size() : comma;
+        parts.emplace_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return parts;
+}
+
+bool is_host(const std::string& host) {
+    std::string bare = host;
+    if (bare.size() >= 2 && bare.front() == '[' && bare.back() == ']') bare = bare.substr(1, bare.size() - 2);
+    if (boost::urls::parse_ipv6_address(bare)) return true;
+    return std::all_of(host.begin(), host.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+    });
+}
+
+// "github.com, [::1] ,127.0.0.1" -> the entries, lower case; an entry that is no host fails.
+result<std::vector<std::string>> parse_host_list(std::string_view comma_separated) {
+    std::vector<std::string> hosts;
+    for (const auto& raw : split_commas(comma_separated)) {
+        std::string host = trimmed(raw);
+        std::transform(host.begin(), host.end(), host.begin(),
+                       [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); });
+        if (host.empty()) continue;
+        if (!is_host(host)) {
+            return invalid("'" + raw + "' is not a host name or IP address; write names alone, without scheme, port or path "
+                           "(e.g. github.com,objects.githubusercontent.com)");
+        }
+        hosts.push_back(host);
+    }
+    return hosts;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> file_count(const toml::node& node, std::uint64_t largest) {
+    const auto value = node.value<std::int64_t>();
+    if (!value || *value < 0 || static_cast<std::uint64_t>(*value) > largest) return std::nullopt;
+    return static_cast<std::uint64_t>(*value);
+}
+
+// An array's names joined as the command line writes them, so both are read by one parser.
+std::optional<std::string> value_kind<std::vector<std::string>>::from_file(const toml::node& node) {
+    if (auto single = node.value<std::string>()) return single;
+    const auto* array = node.as_array();
+    if (!array) return std::nullopt;
+    std::string joined;
+    for (const auto& element : *array) {
+        const auto name = element.value<std::string>();
+        if (!name) return std::nullopt;
+        joined += (joined.empty() ? "" : ",") + *name;
+    }
+    return joined;
+}
+
+result<void> value_kind<std::vector<std::string>>::assign(std::vector<std::string>& out, const input& value) {
+    auto hosts = parse_host_list(value);
+    if (!hosts) return hosts.error();
+    out = std::move(hosts).value();
+    return {};
+}
+
+result<void> value_kind<catalog::download_mode>::assign(catalog::download_mode& out, const input& value) {
+    const auto mode = catalog::parse_download_mode(value);
+    if (!mode || *mode == catalog::download_mode::local)
+        return invalid("'" + value + "' is not a download mode; use redirect, proxy or cache");
+    out = *mode;
+    return {};
+}
+
+}  // namespace wheelhouse::config
