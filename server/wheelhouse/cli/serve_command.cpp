@@ -71,6 +71,8 @@ transport::server_options server_options_from(const config::settings& settings, 
     out.metrics = &metrics;
     out.limits.idle_timeout = settings.idle_timeout;
     out.limits.read_timeout = settings.read_timeout;
+    out.limits.min_body_rate = settings.min_body_rate;
+    out.limits.max_connections = settings.max_connections;
     return out;
 }
 
@@ -79,8 +81,9 @@ void announce(const transport::server& server, const config::settings& settings)
     const auto endpoint = server.local_endpoint();
     const auto host = endpoint.address().is_v6() ? "[" + endpoint.address().to_string() + "]"
                                                  : endpoint.address().to_string();
-    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads)\n", host.c_str(),
-                 endpoint.port(), settings.data.c_str(), settings.threads);
+    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads, up to %zu connections)\n",
+                 host.c_str(), endpoint.port(), settings.data.c_str(), settings.threads,
+                 server.limits().max_connections);
     std::fflush(stderr);
 }
 
