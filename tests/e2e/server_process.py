@@ -18,12 +18,13 @@ def wheelhouse_binary() -> str:
 class ServerProcess:
     """One `wheelhouse serve` on 127.0.0.1:<free port>, with its access log in a file."""
 
-    def __init__(self, data_dir: Path, *extra_args: str, env: dict | None = None):
+    def __init__(self, data_dir: Path, *extra_args: str, env: dict | None = None, preexec_fn=None):
         self.data_dir = Path(data_dir)
         self.access_log = self.data_dir.parent / f"{self.data_dir.name}-access.log"
         self.stderr_path = self.data_dir.parent / f"{self.data_dir.name}-stderr.log"
         self.extra_args = list(extra_args)
         self.env = env
+        self.preexec_fn = preexec_fn  # run in the child before exec (a lower resource limit, say)
         self.process: subprocess.Popen | None = None
         self.url = ""
 
@@ -32,7 +33,8 @@ class ServerProcess:
                    "--access-log", str(self.access_log), *self.extra_args]
         self._stderr = open(self.stderr_path, "wb")
         environment = dict(os.environ, **(self.env or {}))
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr, env=environment)
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr, env=environment,
+                                        preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + timeout
         pattern = re.compile(rb"listening on (http://[^/\s]+/)")
         while time.monotonic() < deadline:
