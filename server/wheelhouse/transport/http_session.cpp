@@ -3,6 +3,7 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -300,8 +301,10 @@ void http_session::on_chunk_header(std::uint64_t size, std::string_view extensio
     // the trailer's fields (where a field of 64 KiB would throw). `extensions` points into the
     // buffer, just before the last chunk's CRLF.
     const std::string_view buffered(static_cast<const char*>(buffer_.data().data()), buffer_.size());
-    const auto line_end = static_cast<std::size_t>(extensions.data() + extensions.size() - buffered.data());
-    if (line_end > buffered.size()) return;  // not in our buffer after all: the buffer's size bounds it
+    const auto begin = reinterpret_cast<std::uintptr_t>(buffered.data());
+    const auto at = reinterpret_cast<std::uintptr_t>(extensions.data() + extensions.size());
+    if (at < begin || at > begin + buffered.size()) return;  // not in our buffer after all: its size bounds it
+    const auto line_end = static_cast<std::size_t>(at - begin);
     const auto end = buffered.find("\r\n\r\n", line_end);
     const auto trailer = end == std::string_view::npos ? buffered.size() - line_end : end + 2 - line_end;
     if (header_block_bytes_ + trailer > limits_.header_bytes) {
