@@ -21,7 +21,7 @@ TEST_CASE("server: malformed and absurd requests get a precise 4xx", "[server][t
         {"BREW /simple/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 501", "BREW is not supported"},
         {"GET /simple/ HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n", "HTTP/1.1 431",
          "headers are larger"},
-        {"this is not http\r\n\r\n", "HTTP/1.1 400", "send a well-formed HTTP/1.1 request"},
+        {"this is not http\r\n\r\n", "HTTP/1.1 400", "malformed HTTP request"},
         {"GET /simple/ HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n", "HTTP/1.1 400",
          "one Content-Length of decimal digits"},
     };

@@ -94,8 +94,8 @@ request_refusal header_refusal(error_code ec, const session_limits& limits) {
         return {http::status::bad_request,
                 "send one Transfer-Encoding ending in chunked, and no Content-Length beside it (RFC 9112 §6.1)"};
     }
-    return {http::status::bad_request, "send a well-formed HTTP/1.1 request (RFC 9112): this one is malformed (" +
-                                           ec.message() + ")"};
+    return {http::status::bad_request,
+            "send HTTP/1.1 as RFC 9112 defines it: this is a malformed HTTP request (" + ec.message() + ")"};
 }
 
 request_refusal unfinished_header_refusal() {
