@@ -17,6 +17,7 @@ build=(
 test=(
   python3 python3-pip python3-packaging python3-pytest python3-wheel twine curl zip unzip
   nginx-light wrk chromium sqlite3 openssl ca-certificates procps prometheus
+  clang-14 libclang-rt-14-dev  # the fuzz preset: clang 14 and its libFuzzer
 )
 # What `ldd wheelhouse` names, by package; keep in step with CMakeLists.txt's find_package list.
 runtime=(

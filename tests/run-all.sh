@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds both configurations once and runs every test: unit and server tests in the optimised
-# build and again under ASan+UBSan, then the end-to-end tests (real pip, twine, curl, Chromium)
-# against the optimised binary.
+# build and again under ASan+UBSan, each fuzz target briefly (clang), then the end-to-end tests
+# (real pip, twine, curl, Chromium) against the optimised binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +17,12 @@ for preset in release asan; do
   cmake --build --preset "$preset" -j "$jobs"
   ctest --preset "$preset" -j "$jobs"
 done
+
+# Every fuzz target briefly (clang 14, ASan+UBSan), so a regression in a parser shows; README
+# "Fuzzing" says how to run them for hours.
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$jobs"
+bash fuzz/run.sh "${WHEELHOUSE_FUZZ_SECONDS:-20}"
 
 export WHEELHOUSE_BIN="$PWD/build/release/server/wheelhouse"
 # The container tests build the image with podman, which needs local Debian base images here (no

@@ -169,6 +169,20 @@ TEST_CASE("a count too large for its setting is refused, not truncated") {
                                           ": 'ingest-queue' must be a non-negative integer (at most 4294967295)");
 }
 
+// fuzz/settings_fuzz: a float was converted to an integer, past 2^63 with undefined behaviour.
+TEST_CASE("a float where a count goes is refused, however large") {
+    temp_dir dir;
+    const auto file = dir / "wheelhouse.toml";
+    for (const std::string value : {"4444e46", "16.0", "inf", "nan"}) {
+        CAPTURE(value);
+        wheelhouse::testing::write_file(file, "ingest-queue = " + value + "\n");
+        auto resolved = resolve({"--config", file.string()});
+        REQUIRE_FALSE(resolved);
+        CHECK(resolved.error().message == "configuration file " + file.string() +
+                                              ": 'ingest-queue' must be a non-negative integer (at most 4294967295)");
+    }
+}
+
 TEST_CASE("a flag's value that is neither on nor off is a usage error, not an exception past main") {
     CHECK_THROWS_AS(resolve({}, {{"WHEELHOUSE_PRIVATE", "maybe"}}), CLI::ValidationError);
     CHECK_THROWS_WITH(resolve({"--remote-allow-private-addresses=maybe"}),

@@ -309,6 +309,21 @@ TEST_CASE("metadata: \\r\\n line endings read as \\n", "[metadata]") {
     }
 }
 
+// fuzz/core_metadata_fuzz: a stray "\r" before a line end stayed in the value or description, and
+// the file written back from them read differently ("\r\r\n" became "\r\n", then "\n").
+TEST_CASE("metadata: carriage returns before a line end go with it", "[metadata]") {
+    const core_metadata metadata =
+        parsed("Metadata-Version: 2.4\r\nName: a \r \r\r\nVersion: 1\r\nLicense: MIT\r\r\n  folded\r\r\r\n\r\r\n"
+               "body \r\r\nline\rkept\r\n");
+    CHECK(metadata.name() == "a");
+    CHECK(metadata.get("License") == std::optional<std::string_view>("MIT\nfolded"));
+    CHECK(metadata.description == "body \nline\rkept\n");
+    const core_metadata again = parsed("Metadata-Version: 2.4\nName: a\nVersion: 1\nLicense: MIT\n  folded\n\n" +
+                                       metadata.description);
+    CHECK(again.fields == metadata.fields);
+    CHECK(again.description == metadata.description);
+}
+
 TEST_CASE("metadata: a Description folded into a header", "[metadata]") {
     const core_metadata metadata = parsed(pyasn1_0_1_9);
     CHECK(metadata.description == "A pure-Python implementation of ASN.1 types and DER/BER/CER codecs (X.208).\n"
@@ -368,6 +383,16 @@ TEST_CASE("metadata: the edges of what is accepted", "[metadata]") {
         const core_metadata metadata =
             parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nLicense:\n        MIT License\n        \n        Copyright\n");
         CHECK(metadata.get("License") == "MIT License\n\nCopyright");
+    }
+    SECTION("a value that starts on a line indented deeper than the next") {
+        // fuzz/core_metadata_fuzz: the value started with blanks, which no header line can hold.
+        const core_metadata metadata =
+            parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nRequires-Dist:\n        |\n    o   C |pyright\n");
+        CHECK(metadata.get("Requires-Dist") == "|\no   C |pyright");
+        // ... or whose first line holds only blanks once the pipe is gone: it started with "\n".
+        const core_metadata blank_first =
+            parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nRequires-Dist:\n\t\n        | \n        | x\n");
+        CHECK(blank_first.get("Requires-Dist") == "x");
     }
     SECTION("unknown fields are kept") {
         const core_metadata metadata = parsed("Metadata-Version: 2.1\nName: x\nVersion: 1\nX-Custom: yes\n");

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include "wheelhouse/pep691/negotiation.hpp"
 
 using namespace wheelhouse::pep691;
@@ -38,6 +41,32 @@ TEST_CASE("pep691: Accept headers choose the page format", "[pep691]") {
     for (const auto& [accept, expected] : table) {
         CAPTURE(accept);
         CHECK(pick(accept) == expected);
+    }
+}
+
+// fuzz/pep691_negotiation_fuzz: of two equally specific ranges the first listed won, so the
+// same ranges in another order gave 406 one way and HTML the other.
+TEST_CASE("pep691: the order of the media ranges does not matter", "[pep691]") {
+    const std::pair<const char*, const char*> table[] = {
+        {"text/html;q=0.50.5, text/ht, text/html;q=0.9", "text/html; charset=utf-8"},
+        {"text/html;q=0, text/html", "text/html; charset=utf-8"},
+        {"application/*;q=0, application/*;q=0.5, text/html;q=0.4", "application/vnd.pypi.simple.v1+json"},
+        {"text/html;q=0.2, */*;q=0.3, text/html;q=0.1", "application/vnd.pypi.simple.v1+json"},
+    };
+    for (const auto& [accept, expected] : table) {
+        CAPTURE(accept);
+        CHECK(pick(accept) == expected);
+        // The same ranges, last first.
+        std::vector<std::string> ranges;
+        for (std::string_view rest = accept; !rest.empty();) {
+            const auto comma = rest.find(',');
+            ranges.emplace_back(rest.substr(0, comma));
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        }
+        std::string reversed;
+        for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) reversed += (reversed.empty() ? "" : ",") + *it;
+        CAPTURE(reversed);
+        CHECK(pick(reversed) == expected);
     }
 }
 

@@ -228,11 +228,16 @@ TEST_CASE("variants: how each number is read", "[variants]") {
         {"torch2.10.0andhigher", {.torch = "2.10.0", .torch_and_higher = true}},
         {"torch2100andhigher", {.torch = "2.10.0", .torch_and_higher = true}},
         {"torch2.8.0.1", {.torch = "2.8.0", .unparsed = {"1"}}},
+        // fuzz/variants_decode_fuzz: the dotted reading took "torch0.129" as torch 0, which
+        // "torch0" written alone is not; a lone digit is read the one way
+        {"torch2.129", {.torch = "2", .unparsed = {"129"}}},
+        {"torch0.4", {.torch = "0.4"}},
         {"torch2.7.20250101", {.torch = "2.7", .build_date = "20250101"}},
         {"pt210cu128", {.cuda = "12.8", .torch = "2.10"}},
         {"pt113", {.torch = "1.13"}},
         // ROCm
         {"rocm6", {.rocm = "6"}},
+        {"rocm10.1", {.rocm = "10.1"}},
         {"rocm7.0.0rc1", {.rocm = "7.0.0", .unparsed = {"rc1"}}},
         // C++ ABI spellings
         {"cxx11abi", {.cxx11abi = true}},
@@ -288,6 +293,8 @@ TEST_CASE("variants: what is not understood never throws and is kept in unparsed
         {"cupy", {"cupy"}},
         {"torch", {"torch"}},
         {"torch12345", {"torch12345"}},
+        {"torch0.129", {"torch0", "129"}},
+        {"torch0", {"torch0"}},
         {"pytorch2.8", {"pytorch2", "8"}},
         {"sm8", {"sm8"}},
         {"sm1200", {"sm1200"}},
@@ -295,6 +302,8 @@ TEST_CASE("variants: what is not understood never throws and is kept in unparsed
         {"pt2", {"pt2"}},
         {"pt1000", {"pt1000"}},
         {"rocm62", {"rocm62"}},
+        // fuzz/variants_decode_fuzz: a dot after two digits made them ROCm 10, which "rocm10" is not
+        {"rocm10.git8p", {"rocm10", "git8p"}},
         {"rocm", {"rocm"}},
         {"xcu128", {"xcu128"}},
         {"post1.dev2", {"post1", "dev2"}},

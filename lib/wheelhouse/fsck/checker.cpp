@@ -258,7 +258,8 @@ result<fsck_report> check(catalog::catalog& catalog, const storage::blob_store& 
                     if (!deleted && deleted.error().kind != error_kind::not_found) return deleted.error();
                 }
                 // Its METADATA, if left, has no row now (unless a remote row shares the bytes).
-                auto released = catalog.release_blob(sha256, [&] { return store.remove(sha256); });
+                // `blob` names the binding: clang 14 cannot capture a structured binding.
+                auto released = catalog.release_blob(sha256, [&, &blob = sha256] { return store.remove(blob); });
                 if (!released) return released.error();
                 entry.fixed = true;
                 entry.action = "deleted the row" + std::string(row.local_filenames.size() == 1 ? "" : "s") + " of " +

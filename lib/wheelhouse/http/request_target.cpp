@@ -6,9 +6,12 @@
 namespace wheelhouse::http_target {
 namespace {
 
+error dot_segment(std::string_view segment) {
+    return invalid("the path has a '" + std::string(segment) + "' segment; ask for the resource by its plain path");
+}
+
 result<void> check_segment(const std::string& segment) {
-    if (segment == "." || segment == "..")
-        return invalid("the path has a '" + segment + "' segment; ask for the resource by its plain path");
+    if (segment == "." || segment == "..") return dot_segment(segment);
     for (char c : segment) {
         const auto byte = static_cast<unsigned char>(c);
         if (byte < 0x20 || byte == 0x7F)
@@ -54,6 +57,8 @@ std::optional<std::string_view> request_target::query_value(std::string_view key
 
 result<request_target> parse(std::string_view target) {
     if (auto plain = parse_plain(target)) return std::move(*plain);
+    // The URL parser hides a leading "/./" (its way to write a path whose first segment is empty).
+    if (target.starts_with("/./")) return dot_segment(".");
     auto parsed = boost::urls::parse_origin_form(target);
     if (!parsed) return invalid("the request target is not a valid path: " + parsed.error().message());
     const boost::urls::url_view& url = *parsed;

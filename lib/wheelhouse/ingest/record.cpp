@@ -69,7 +69,8 @@ result<std::vector<record_row>> parse_record(std::string_view text) {
         const std::string& hash = fields[1];
         if (!hash.empty()) {
             const auto equals = hash.find('=');
-            if (equals == std::string::npos || equals == 0 || equals + 1 == hash.size()) {
+            // A digest of padding alone ("sha256==") is as empty as none.
+            if (equals == std::string::npos || equals == 0 || hash.find_first_not_of('=', equals + 1) == std::string::npos) {
                 return invalid(where(row_line) + "the hash of " + row.path + " is \"" + hash +
                                "\"; expected algorithm=digest, as sha256=<urlsafe base64>");
             }

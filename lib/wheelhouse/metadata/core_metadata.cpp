@@ -1,13 +1,16 @@
 // Reading follows what email.parser (policy compat32) and packaging.metadata.parse_email do with a
 // METADATA file, with the indentation repair importlib.metadata applies:
-//   - lines end in "\n" or "\r\n"; a UTF-8 byte order mark at the start is skipped;
+//   - lines end in "\n" or "\r\n", and any carriage returns before a line's end go with it (so
+//     a value or description never keeps one that a rewrite would then drop); a UTF-8 byte
+//     order mark at the start is skipped;
 //   - a line starting with a space or a tab continues the header above it; the line break is kept
 //     (a folded License or Description keeps its lines), and the continuation lines lose their
 //     common indentation, at most 8 characters (setuptools folds with 8 spaces), then a leading
 //     '|' when every non-blank continuation line has one (the specification's "7 spaces and a
 //     pipe" form); whitespace-only continuation lines become empty lines, and a value whose
 //     header line is empty starts on its first continuation line;
-//   - trailing whitespace at the end of a value is dropped;
+//   - whitespace at either end of a value is dropped (a value that starts on a continuation
+//     line indented deeper than the ones below it would otherwise start with blanks);
 //   - the first empty line ends the headers; everything after it is the description, which wins
 //     over a Description header when both are present.
 // Refused: text that is not UTF-8 (with the byte offset), a header line without ':', a header
@@ -102,7 +105,7 @@ bool is_header_name(std::string_view name) noexcept {
 }
 
 void trim_trailing_whitespace(std::string& value) {
-    while (!value.empty() && (is_blank(value.back()) || value.back() == '\n')) value.pop_back();
+    while (!value.empty() && (is_blank(value.back()) || value.back() == '\n' || value.back() == '\r')) value.pop_back();
 }
 
 // A header as read, before its continuation lines are joined.
@@ -145,6 +148,7 @@ std::string join_value(const raw_header& header) {
         }
     }
     trim_trailing_whitespace(value);
+    value.erase(0, std::min(value.find_first_not_of(" \t\r\n"), value.size()));
     return value;
 }
 
@@ -193,7 +197,7 @@ result<core_metadata> parse_core_metadata(std::string_view text) {
         const std::size_t next = end == std::string_view::npos ? text.size() : end + 1;
         if (end == std::string_view::npos) end = text.size();
         std::string_view line = text.substr(pos, end - pos);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         ++line_number;
         pos = next;
 
@@ -249,11 +253,14 @@ result<core_metadata> parse_core_metadata(std::string_view text) {
     }
 
     if (body && !body->empty()) {
-        // One line ending for every caller: "\r\n" becomes "\n".
-        metadata.description.reserve(body->size());
-        for (std::size_t i = 0; i < body->size(); ++i) {
-            if ((*body)[i] == '\r' && i + 1 < body->size() && (*body)[i + 1] == '\n') continue;
-            metadata.description.push_back((*body)[i]);
+        // One line ending for every caller: "\r\n" (and "\r\r\n") becomes "\n".
+        auto& description = metadata.description;
+        description.reserve(body->size());
+        for (char c : *body) {
+            if (c == '\n') {
+                while (!description.empty() && description.back() == '\r') description.pop_back();
+            }
+            description.push_back(c);
         }
     } else if (auto header = metadata.get("Description")) {
         metadata.description = std::string(*header);

@@ -99,7 +99,9 @@ std::optional<media_choice> negotiate(std::string_view accept_header, bool html_
         }
         for (std::size_t i = 0; i < offers.size(); ++i) {
             const int how = match_specificity(range, offers[i].type);
-            if (how > specificity[i]) {
+            // Of equally specific ranges the most accepting wins, so the order a client lists
+            // them in never matters ("text/html;q=0, text/html" is text/html either way round).
+            if (how >= 0 && (how > specificity[i] || (how == specificity[i] && q > quality[i]))) {
                 specificity[i] = how;
                 quality[i] = q;
             }

@@ -316,15 +316,17 @@ private:
         const std::size_t length = digits_at(text, pos);
         if (length == 0) return std::nullopt;
         token out{field::torch, 0, {}};
-        if (length == 1 && pos + 1 < text.size() && text[pos + 1] == '.' && digits_at(text, pos + 2) > 0) {
-            auto version = read_dotted(text, pos, 3);
-            if (!version) return std::nullopt;
+        std::optional<dotted> version;
+        if (length == 1 && pos + 1 < text.size() && text[pos + 1] == '.') version = read_dotted(text, pos, 3);
+        // A dotted read that stops at its first part ("torch0.129") is a single digit, read as
+        // one: otherwise "torch0" would be torch 0 here and nothing when written alone.
+        if (version && version->text.find('.') != std::string::npos) {
             out.value = std::move(version->text);
             out.end = version->end;
         } else {
-            auto version = torch_from_digits(text.substr(pos, length));
-            if (!version) return std::nullopt;
-            out.value = std::move(*version);
+            auto digits = torch_from_digits(text.substr(pos, length));
+            if (!digits) return std::nullopt;
+            out.value = std::move(*digits);
             out.end = pos + length;
         }
         if (starts_with(text, out.end, "andhigher")) {
@@ -363,10 +365,10 @@ private:
         const std::string_view text = text_;
         const std::size_t length = digits_at(text, pos);
         if (length == 0 || text[pos] == '0') return std::nullopt;
-        // "rocm62" could be 6.2 or 62: only a dotted or one-digit version is read.
-        if (length == 2 && (pos + 2 >= text.size() || text[pos + 2] != '.')) return std::nullopt;
+        // "rocm62" could be 6.2 or 62: only a dotted or one-digit version is read, and a dotted
+        // read that stops at its two-digit first part ("rocm10.git…") is "rocm10" again.
         auto version = read_dotted(text, pos, 3);
-        if (!version) return std::nullopt;
+        if (!version || (length == 2 && version->text.find('.') == std::string::npos)) return std::nullopt;
         return token{field::rocm, version->end, std::move(version->text)};
     }
 

@@ -138,9 +138,10 @@ int run_ingest(const ingest_command_options& options) {
     ingest::ingest_options ingest_options;
     ingest_options.uploaded_by = "cli";
 
-    const auto work = [&] {
-        for (std::size_t index = next++; index < items.size(); index = next++) {
-            const auto& item = items[index];
+    // `files` names the binding: clang 14 cannot capture a structured binding.
+    const auto work = [&, &files = items] {
+        for (std::size_t index = next++; index < files.size(); index = next++) {
+            const auto& item = files[index];
             auto& report = reports[index];
             if (item.problem) {
                 report = {file_outcome::rejected, *item.problem};

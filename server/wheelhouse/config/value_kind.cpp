@@ -55,7 +55,8 @@ result<std::vector<std::string>> parse_host_list(std::string_view comma_separate
 }  // namespace
 
 std::optional<std::uint64_t> file_count(const toml::node& node, std::uint64_t largest) {
-    const auto value = node.value<std::int64_t>();
+    // Exact: value<>() would convert a float, and one past 2^63 (4444e46) is undefined behaviour.
+    const auto value = node.value_exact<std::int64_t>();
     if (!value || *value < 0 || static_cast<std::uint64_t>(*value) > largest) return std::nullopt;
     return static_cast<std::uint64_t>(*value);
 }

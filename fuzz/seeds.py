@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets: `fuzz/seeds.py OUT` makes OUT/<target>/ for each
+target, from the test tables in tests/data/ (filenames, versions), small wheels built the way
+the end-to-end tests build them, and hand-written examples of each format. Seeds only start the
+search; libFuzzer's own corpus (README, "Fuzzing") grows from them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import pathlib
+import struct
+import sys
+import tempfile
+import zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+import tables  # noqa: E402
+import wheelbuilder  # noqa: E402
+
+
+def column(table: str, name: str) -> list[str]:
+    return [row[name] for row in tables.read_table(table) if row.get(name)]
+
+
+def versions() -> list[str]:
+    found = column("version_normalizations.tsv", "input") + column("version_order.tsv", "version")
+    found += column("invalid_versions.tsv", "input")
+    for row in tables.read_table("version_ordering.tsv"):
+        found.append(row["left"] + "\n" + row["right"])
+    return found
+
+
+def local_labels() -> list[str]:
+    labels = ["cu130sm89torch2.10.0", "cu12torch2.7cxx11abiTRUE", "cu128torch2.8", "rocm6.4", "cpu.cxx11.abi",
+              "torch2.9.0andhigher", "g1a2b3c4.d20250101", "cuda12.cudnn89", "pt28cu128", "sm80.sm90a", "xpu",
+              "gitb98af95", "cpuavx2", "e1560d84"]
+    for name in column("wheel_filenames.tsv", "filename"):
+        version = name.split("-")[1]
+        if "+" in version:
+            labels.append(version.split("+", 1)[1])
+    return [label + "\n280.129" for label in labels] + ["\n1", "x\n2100.130"]
+
+
+def selectors() -> list[str]:
+    return ["cu130-torch2.10-sm89\ncu130sm89torch2.10.0", "cu12\ncu128torch2.8", "rocm6.4-torch2.7\nrocm6.4",
+            "cpu-cxx11abi1\ncpu.cxx11.abi", "torch2.11\ntorch2.9.0andhigher", "xpu", "cu128-sm90a\nsm80.sm90a",
+            "cu130-cu128", "cpu-sm89", "torch2.10-cu130"]
+
+
+METADATA = """Metadata-Version: 2.4
+Name: flash-attn
+Version: 2.8.3+cu128torch2.8
+Summary: Flash Attention: Fast and Memory-Efficient Exact Attention
+Requires-Python: >=3.9
+Requires-Dist: torch
+Requires-Dist: einops; extra == "dev"
+License: BSD
+        |Copyright
+        |
+        |second paragraph
+Classifier: Programming Language :: Python :: 3
+
+The description, in Markdown.
+"""
+
+
+def metadata() -> list[str]:
+    return [METADATA, METADATA.replace("\n", "\r\n"), "\ufeffMetadata-Version: 2.1\nName: a\nVersion: 1\nDescription: x\n  y\n",
+            "Metadata-Version: 1.0\nName: b\nVersion: 0\nLicense:\n\tMIT\n\tfolded\n\nbody\r\nline\n"]
+
+
+def records() -> list[str]:
+    return ["a/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n"
+            "a-1.dist-info/METADATA,sha256=AAAA,12\r\na-1.dist-info/RECORD,,\n",
+            '"a,b.py",sha512=xyz==,3\n"q""uote",,\n\n', "x,md5=abc,1\n"]
+
+
+def multipart() -> list[bytes]:
+    boundary = b"f3c9a8d0e1b24c7d9a6b5e4f3d2c1b0a"
+    body = (b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\":action\"\r\n\r\nfile_upload\r\n"
+            b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nflash-attn\r\n"
+            b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"content\"; filename=\"a-1-py3-none-any.whl\"\r\n"
+            b"Content-Type: application/octet-stream\r\n\r\nPK\x03\x04--\r\n-" + boundary[:10] + b"\r\n"
+            b"--" + boundary + b"--\r\n")
+    curl = b"------------------------d74496d66958873e"
+    curl_body = (b"preamble\r\n--" + curl + b"\r\nContent-Disposition: form-data; name=\"content\"; filename=\"x.whl\"\r\n\r\n"
+                 b"bytes\r\n--" + curl + b"  \r\nContent-Disposition: form-data; name=\"description\"\r\n"
+                 b"Content-Transfer-Encoding: binary\r\n\r\nlong\r\n--" + curl + b"--\r\nepilogue")
+    return [b"\x07\x01\x20\x03\nmultipart/form-data; boundary=" + boundary + b"\n" + body,
+            b"\x01\nmultipart/form-data; boundary=\"" + curl + b"\"\n" + curl_body,
+            b"\x05\x09\nmultipart/form-data; boundary=B\n--B\r\nContent-Disposition: form-data; name=\"a\\\"b\"\r\n\r\nv\r\n--B--"]
+
+
+def wheels() -> list[bytes]:
+    with tempfile.TemporaryDirectory() as folder:
+        built = [
+            wheelbuilder.build_wheel(folder, "tiny", "1.0"),
+            wheelbuilder.build_wheel(folder, "flash-attn", "2.8.3+cu128torch2.8", tags="cp312-cp312-linux_x86_64",
+                                     files={"flash_attn/__init__.py": "x = 1\n", "flash_attn/data/": b""}),
+            wheelbuilder.build_wheel(folder, "badrecord", "1", unlisted={"extra.txt": "not in RECORD"}),
+        ]
+        out = [path.read_bytes() for path in built]
+    stored = io.BytesIO()
+    with zipfile.ZipFile(stored, "w", zipfile.ZIP_STORED) as archive:
+        metadata_text = b"Metadata-Version: 2.1\nName: s\nVersion: 1\n"
+        wheel_text = b"Wheel-Version: 1.0\nGenerator: seeds\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        record = ""
+        for name, data in (("s-1.dist-info/METADATA", metadata_text), ("s-1.dist-info/WHEEL", wheel_text)):
+            archive.writestr(name, data)
+            record += f"{name},{wheelbuilder.record_hash(data)},{len(data)}\n"
+        archive.writestr("s-1.dist-info/RECORD", record + "s-1.dist-info/RECORD,,\n")
+    out.append(stored.getvalue())
+    return out
+
+
+def zip_ranges() -> list[bytes]:
+    plans = [b"\x02\x01\x00\x00\x00\x10\x00\x00\x00\x20\x00\x10", b"\x00\x00\x00\x05\x00\x09\x01\x00\x00\xff\xff",
+             b"\x10\x03\x00\x00\x00\x40"]
+    archives = wheels()[:2]
+    return [plan + b"\n" + archive for plan in plans for archive in archives]
+
+
+def targets() -> list[str]:
+    return ["/simple/", "/simple/flash-attn/", "/files/ab12/flash_attn-2.8.3-py3-none-any.whl.metadata",
+            "/api/v1/projects?q=flash&sort=recent&page=2&per_page=50", "/simple/Flash_Attn", "/simple/%66lash/?format=json",
+            "/variants/cu130-torch2.10/simple/x/", "/a%2Fb", "/a/../b", "/%00", "/?a=%0A&b", "//x", "/x?q=a+b&q=%2B"]
+
+
+def conditionals() -> list[bytes]:
+    size = struct.pack("<Q", 1000)
+    return [size + b"bytes=0-99\n\"abc\"\nW/\"abc\", \"def\"", size + b"bytes=-500\n\"x\"\n*",
+            size + b"bytes=900-\n\"t\"\n\"u\"", struct.pack("<Q", 0) + b"bytes=0-\n\"e\"\n",
+            size + b"bytes=5-1\n\"q\"\nW/\"q\"", size + b"bytes=0-1,5-6\n\"q\"\n"]
+
+
+def accepts() -> list[str]:
+    return ["application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01",
+            "text/html", "*/*", "application/*;q=0.5, text/*", "application/vnd.pypi.simple.latest+json;q=0",
+            "text/html;q=0.5, text/html;q=0.9", "json", "pip/23.1 {}"]
+
+
+def credentials() -> list[str]:
+    token = "wh_Zm9vYmFyYmF6cXV4cXV1eA"
+    return ["Basic " + base64.b64encode(f"__token__:{token}".encode()).decode(), "Bearer " + token,
+            "basic X190b2tlbl9fOg", "Token abc", token, "Basic " + base64.b64encode(b"user:pass").decode(), "QQ==", "QR=="]
+
+
+def durations() -> list[str]:
+    return ["90d\n12h", "1y", "1d12h\n30m", "100y\n1s", "0s", "9223372036854775807s", "5w\n2y"]
+
+
+def settings() -> list[str]:
+    return ['listen = "127.0.0.1:8080"\ndata = "./var"\nthreads = 4\nmax-upload-size = 4294967296\nprivate = true\n'
+            'remote-allowed-hosts = ["github.com", "objects.githubusercontent.com"]\nremote-download-mode = "proxy"\n'
+            'remote-connect-timeout = 10\ngithub-api-url = "https://ghe.example/api/v3"\n',
+            'listen = ":0"\nremote-allowed-hosts = "github.com,api.github.com"\ningest-queue = 16\n',
+            "threads = -1\n", 'unknown = 1\n[table]\nx = 1\n', 'listen = "[::1]:9"\naccess-log = "off"\n']
+
+
+def corpora() -> dict[str, list[str | bytes]]:
+    filenames = column("wheel_filenames.tsv", "filename") + column("invalid_wheel_filenames.tsv", "filename")
+    return {
+        "pep440_version_fuzz": versions(),
+        "pep427_wheel_filename_fuzz": filenames,
+        "variants_decode_fuzz": local_labels(),
+        "variants_selector_fuzz": selectors(),
+        "core_metadata_fuzz": metadata(),
+        "record_fuzz": records(),
+        "multipart_parser_fuzz": multipart(),
+        "wheel_archive_fuzz": wheels(),
+        "zip_range_reader_fuzz": zip_ranges(),
+        "request_target_fuzz": targets(),
+        "http_conditional_fuzz": conditionals(),
+        "pep691_negotiation_fuzz": accepts(),
+        "auth_credentials_fuzz": credentials(),
+        "auth_duration_fuzz": durations(),
+        "settings_fuzz": settings(),
+    }
+
+
+def main() -> None:
+    out = pathlib.Path(sys.argv[1])
+    for target, seeds in corpora().items():
+        folder = out / target
+        folder.mkdir(parents=True, exist_ok=True)
+        for seed in seeds:
+            data = seed if isinstance(seed, bytes) else seed.encode("utf-8")
+            (folder / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+if __name__ == "__main__":
+    main()
