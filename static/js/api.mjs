@@ -1,5 +1,6 @@
-// The JSON API under /api/v1/, with the admin token the person entered (kept for this tab
-// only). Every refusal comes back as an ApiError carrying the server's own message.
+// The JSON API under /api/v1/, with the token the person entered (kept for this tab only) on
+// every request: reads need one on a private index, changes always need an admin's. Every
+// refusal comes back as an ApiError carrying the server's own message.
 
 const TOKEN_KEY = 'wheelhouse.admin-token';
 

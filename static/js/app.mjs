@@ -19,6 +19,9 @@ function parseHash() {
   return {parts, params: new URLSearchParams(query)};
 }
 
+// A private index answers reads only with a token: 401 asks for one, 403 says this one cannot.
+const HEADINGS = {401: 'A token is needed', 403: 'Not for this token', 404: 'Not found'};
+
 let generation = 0;
 
 async function render() {
@@ -37,7 +40,7 @@ async function render() {
   } catch (failure) {
     if (!stillCurrent() || failure.name === 'AbortError') return;
     add(clear(target), 
-      el('h1', null, failure.status === 404 ? 'Not found' : 'Something went wrong'),
+      el('h1', null, HEADINGS[failure.status] ?? 'Something went wrong'),
       el('p', {class: 'error-text'}, failure.message),
       el('p', null, el('a', {href: '#/'}, 'Back to the projects')),
     );
@@ -60,7 +63,7 @@ document.getElementById('token-form').addEventListener('submit', (event) => {
   if (!value) return;
   setToken(value);
   renderTokenState();
-  showNotice('Token set; curation requests now carry it.', 'info');
+  showNotice('Token set; the page\'s requests now carry it.', 'info');
   render();
 });
 document.getElementById('token-forget').addEventListener('click', () => {

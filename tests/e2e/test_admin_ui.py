@@ -209,3 +209,39 @@ def test_curation_yank_is_checked_by_the_api_and_pip_follows(browser_tools, cata
     assert seen["low_scope"] == "token 'e2e-ci' has scope upload; token lists and changes need admin"
     for name in ("file-yanked", "file-stale", "admin"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 1000
+
+
+def test_a_private_index_in_the_browser(browser_tools, tmp_path, wheelhouse_bin, start_server):
+    """The page of a --private server: its files load without a token, every read asks for one
+    (with the API's message, never the browser's password dialog), a read token shows the
+    catalog, and a token for some projects shows those only."""
+    farm = tmp_path / "farm"
+    build_wheel(farm, "flash-attn", "2.8.3", "cp312-cp312-linux_x86_64", summary="Flash attention kernels")
+    build_wheel(farm, "demo-kernels", "1.0", summary="Demo kernels")
+    data = tmp_path / "data"
+    result = ingest(wheelhouse_bin, data, farm)
+    assert result.returncode == 0, result.stdout + result.stderr
+    read = token(wheelhouse_bin, data, "team", "read")
+    limited = subprocess.run([str(wheelhouse_bin), "token", "create", "--data", str(data), "--name", "kernels-team",
+                              "--scope", "read", "--project", "demo-kernels"], capture_output=True, text=True, timeout=60)
+    assert limited.returncode == 0, limited.stderr
+    server = start_server(data, "--private")
+
+    seen = run_scenario("private", {
+        "base_url": server.url,
+        "read_token": read,
+        "limited_token": limited.stdout.strip(),
+        "project": "flash-attn",
+        "limited_expected": ["demo-kernels"],
+    }, tmp_path)
+
+    assert seen["heading"] == "A token is needed"
+    assert seen["refusal"].startswith("reads of this private index need an API token: send 'Authorization: Bearer")
+    assert seen["projects"] == ["demo-kernels", "flash-attn"]
+    assert seen["versions"] == ["2.8.3"]
+    assert seen["file_name"] == "flash_attn-2.8.3-cp312-cp312-linux_x86_64.whl"
+    assert "Summary: Flash attention kernels" in seen["metadata"]
+    assert seen["limited_projects"] == ["demo-kernels"]
+    assert seen["limited_count"].startswith("1 project")
+    assert seen["limited_heading"] == "Not for this token"
+    assert seen["limited_refusal"] == "token 'kernels-team' may not read project 'flash-attn'"

@@ -3,7 +3,10 @@ its contents leaks without one — not pages, files, metadata, the API, or even 
 
 from __future__ import annotations
 
+import json
 import subprocess
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -22,6 +25,7 @@ def private(tmp_path, wheelhouse_bin, start_server):
     assert ingest(wheelhouse_bin, data, wheels).returncode == 0
     tokens = {
         "read": make_token(wheelhouse_bin, data, "team", "--scope", "read"),
+        "admin": make_token(wheelhouse_bin, data, "root", "--scope", "admin"),
         "upload": make_token(wheelhouse_bin, data, "ci", "--scope", "upload"),
         "scoped": make_token(wheelhouse_bin, data, "kernels-only", "--scope", "read", "--project", "kernels"),
     }
@@ -71,8 +75,9 @@ def test_project_limited_tokens_read_only_their_projects(private):
     assert status == 200 and "kernels-1.0.0" in body, body
     status, body = curl(*scoped, running.url + "simple/other/")
     assert status == 403 and "may not read project 'other'" in body, body
+    # The list of projects shows such a token its own projects only.
     status, body = curl(*scoped, running.url + "simple/")
-    assert status == 403 and "list of every project" in body, body
+    assert status == 200 and 'href="kernels/"' in body and "other" not in body, body
 
 
 def test_private_pages_are_not_kept_by_shared_caches(private):
@@ -81,3 +86,70 @@ def test_private_pages_are_not_kept_by_shared_caches(private):
     assert status == 200
     cache_control = next(line for line in headers.splitlines() if line.lower().startswith("cache-control:"))
     assert "private" in cache_control and "public" not in cache_control, cache_control
+
+
+def get(url: str, token: str | None = None) -> tuple[int, dict, str]:
+    """A GET as scripts and the admin page send it: the status, headers and body."""
+    headers = {"Accept": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as answer:
+            return answer.status, dict(answer.headers), answer.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, dict(refused.headers), refused.read().decode()
+
+
+def test_the_json_api_reads_need_a_token_too(private):
+    """Issue 14, item 2: the admin catalog's JSON answered a tokenless client of a private index
+    with names, versions, hashes, METADATA and history, and a token limited to one project read
+    every other one the same way."""
+    running, tokens, kernels = private
+    sha = subprocess.run(["sha256sum", str(kernels)], capture_output=True, text=True).stdout.split()[0]
+    reads = ("api/v1/projects", "api/v1/projects?q=kern", "api/v1/projects/kernels", "api/v1/projects/other",
+             f"api/v1/files/{kernels.name}", "api/v1/files/other-2.0-py3-none-any.whl")
+    for path in reads:
+        status, headers, body = get(running.url + path)
+        assert status == 401, (path, body)
+        # Bearer, not Basic: a Basic challenge would open the browser's own password dialog.
+        assert headers["WWW-Authenticate"].startswith("Bearer"), (path, headers)
+        assert json.loads(body)["error"].startswith("reads of this private index need an API token"), (path, body)
+        for secret in ("kernels", "other", "1.0.0", sha, "team"):
+            assert secret not in body, (path, secret, body)
+        status, _, body = get(running.url + path, tokens["read"])
+        assert status == 200, (path, body)
+
+    # A token limited to kernels reads kernels, and of the rest not even the names.
+    scoped = tokens["scoped"]
+    for path in ("api/v1/projects/other", "api/v1/files/other-2.0-py3-none-any.whl"):
+        status, _, body = get(running.url + path, scoped)
+        assert status == 403 and json.loads(body)["error"] == "token 'kernels-only' may not read project 'other'", body
+    assert get(running.url + "api/v1/projects/kernels", scoped)[0] == 200
+    for path in ("api/v1/projects", "api/v1/projects?q=e", "api/v1/projects?sort=recent"):
+        status, _, body = get(running.url + path, scoped)
+        listed = json.loads(body)
+        assert status == 200 and [p["name"] for p in listed["projects"]] == ["kernels"], (path, body)
+        assert listed["total"] == 1
+    status, _, body = get(running.url + "api/v1/projects?q=oth", scoped)  # "other" is there, but not for this token
+    assert status == 200 and json.loads(body)["total"] == 0, body
+    # Unlimited tokens see every project.
+    _, _, body = get(running.url + "api/v1/projects", tokens["read"])
+    assert [p["name"] for p in json.loads(body)["projects"]] == ["kernels", "other"]
+    # The audit log and tokens stay an admin's.
+    assert get(running.url + "api/v1/audit", tokens["read"])[0] == 403
+    assert get(running.url + "api/v1/audit", tokens["admin"])[0] == 200
+
+
+def test_metrics_need_a_token_and_healthz_and_the_page_do_not(private):
+    running, tokens, _ = private
+    status, headers = curl("-D", "-", running.url + "metrics")
+    assert status == 401 and "WWW-Authenticate: Basic" in headers, headers
+    # Prometheus sends one as basic_auth (username __token__) or as a bearer token.
+    status, body = curl("-u", f"__token__:{tokens['read']}", running.url + "metrics")
+    assert status == 200 and "wheelhouse_http_requests_total" in body
+    assert curl("-H", f"Authorization: Bearer {tokens['read']}", running.url + "metrics")[0] == 200
+    # A token for some projects reads no figures about the whole index.
+    assert curl("-u", f"__token__:{tokens['scoped']}", running.url + "metrics")[0] == 403
+    # The admin page holds no data: it loads, and asks for a token for what it shows.
+    for path in ("", "static/js/app.mjs", "static/app.css", "healthz"):
+        assert curl(running.url + path)[0] == 200, path

@@ -17,7 +17,7 @@ test_server::test_server(server_settings settings) {
     auto opened = catalog::catalog::open(data_.path() / "catalog.db");
     REQUIRE(opened);
     catalog_ = std::move(opened).value();
-    application_ = std::make_unique<app::application>(*catalog_, *blobs_, settings.app);
+    application_ = std::make_unique<app::application>(*catalog_, *blobs_, settings.app, settings.extra_routes);
 
     transport::server_options options;
     options.host = "127.0.0.1";
@@ -53,12 +53,19 @@ catalog::file_record test_server::ingest(std::string_view bytes, std::string_vie
 
 http_response test_server::request(http::verb method, std::string_view target, header_list headers,
                                    std::string body) {
+    http::fields fields;
+    for (const auto& [field, value] : headers) fields.set(field, value);
+    return request(method, target, fields, std::move(body));
+}
+
+http_response test_server::request(http::verb method, std::string_view target, const http::fields& headers,
+                                   std::string body) {
     net::io_context context;
     tcp::socket socket(context);
     socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_));
     http::request<http::string_body> request{method, target, 11};
     request.set(http::field::host, "127.0.0.1");
-    for (const auto& [field, value] : headers) request.set(field, value);
+    for (const auto& field : headers) request.set(field.name_string(), field.value());
     request.body() = std::move(body);
     if (!request.body().empty() || method == http::verb::post || method == http::verb::put) request.prepare_payload();
     http::write(socket, request);

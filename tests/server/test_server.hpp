@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -29,6 +30,7 @@ struct server_settings {
     transport::session_limits limits;
     app::app_settings app;
     unsigned threads = 2;
+    std::vector<app::route> extra_routes;  // test-only routes, answered after the route table's
 };
 
 class test_server {
@@ -47,6 +49,8 @@ public:
 
     // One request on a fresh connection.
     http_response request(http::verb method, std::string_view target, header_list headers = {}, std::string body = {});
+    // The same with headers built at run time.
+    http_response request(http::verb method, std::string_view target, const http::fields& headers, std::string body);
     http_response get(std::string_view target, header_list headers = {}) {
         return request(http::verb::get, target, headers);
     }

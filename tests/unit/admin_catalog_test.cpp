@@ -1,11 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <thread>
 
 #include <boost/json.hpp>
 
 #include "file_records.hpp"
 #include "test_support.hpp"
+#include "wheelhouse/auth/scope.hpp"
 #include "wheelhouse/catalog/audit.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
@@ -134,6 +136,27 @@ TEST_CASE("project search: search, sort and pages in SQL", "[project_search]") {
         query.page = 3;
         CHECK(search_projects(*db, query)->projects.empty());
     }
+    SECTION("a project-limited token's filter counts and lists only its projects, in every sort") {
+        project_query query;
+        query.visible.patterns = {"flash-attn-*", "nunchaku"};
+        for (const auto sort : {project_sort::name, project_sort::recent, project_sort::files, project_sort::size}) {
+            query.sort = sort;
+            auto page = search_projects(*db, query);
+            REQUIRE(page);
+            CHECK(page->total == 2);
+            auto listed = names(*page);
+            std::sort(listed.begin(), listed.end());
+            CHECK(listed == std::vector<std::string>{"flash-attn-3", "nunchaku"});
+        }
+        query.search = "attn";
+        query.sort = project_sort::name;
+        CHECK(names(*search_projects(*db, query)) == std::vector<std::string>{"flash-attn-3"});
+        query.visible.patterns = {"nothing-matches-*"};
+        auto none = search_projects(*db, query);
+        REQUIRE(none);
+        CHECK(none->total == 0);
+        CHECK(none->projects.empty());
+    }
     SECTION("bounds are refused with the reason") {
         project_query query;
         query.page = 0;
@@ -159,6 +182,41 @@ TEST_CASE("project search: search, sort and pages in SQL", "[project_search]") {
         CHECK(first.at("file_count") == 2);
         CHECK(first.at("last_upload") == "1970-01-01T00:00:02.000000Z");
     }
+}
+
+// The filter matches in SQL with GLOB; a token's limits are checked one at a time with
+// auth::glob_match. Both must agree on every name, or a list would show what a page refuses.
+TEST_CASE("project filter: the /simple/ list shows what auth::permits allows, and nothing else", "[project_search]") {
+    temp_dir dir;
+    auto db = open_catalog(dir);
+    const std::vector<std::string> projects = {"a", "ab", "aab", "flash-attn", "flash-attn-3", "nunchaku",
+                                               "nunchaku-kernels", "x-1", "x-12", "torch"};
+    for (const auto& name : projects) {
+        std::string dist = name;
+        std::replace(dist.begin(), dist.end(), '-', '_');
+        add(*db, dist + "-1.0-py3-none-any.whl", 1, 1'000);
+    }
+    const std::vector<std::vector<std::string>> filters = {
+        {"flash-attn"}, {"flash-*"}, {"*-attn*"}, {"a*b"}, {"*b"}, {"?"}, {"x-?"}, {"x-??"}, {"*"},
+        {"nunchaku*", "torch"}, {"*a*a*"}, {"no-such"}, {"???"}, {"*-*-*"},
+    };
+    for (const auto& patterns : filters) {
+        CAPTURE(patterns);
+        auto listed = db->list_projects(catalog::project_filter{patterns});
+        REQUIRE(listed);
+        std::vector<std::string> shown;
+        for (const auto& listing : *listed) shown.push_back(listing.project.name);
+        const auth::token_grant grant{"limited", auth::scope::read, patterns};
+        std::vector<std::string> permitted;
+        for (const auto& name : projects) {
+            if (auth::permits(grant, auth::scope::read, name)) permitted.push_back(name);
+        }
+        std::sort(permitted.begin(), permitted.end());
+        CHECK(shown == permitted);
+    }
+    auto every = db->list_projects();
+    REQUIRE(every);
+    CHECK(every->size() == projects.size());
 }
 
 TEST_CASE("download counter: days are UTC calendar days", "[download_counter]") {

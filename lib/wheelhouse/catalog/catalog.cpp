@@ -238,17 +238,20 @@ void catalog::give_back(std::unique_ptr<sqlite::connection> reader) const {
     if (idle_readers_.size() < options_.max_idle_readers) idle_readers_.push_back(std::move(reader));
 }
 
-result<std::vector<project_listing>> catalog::list_projects() const {
+result<std::vector<project_listing>> catalog::list_projects(const project_filter& visible) const {
     auto reader = borrow_reader();
     if (!reader) return reader.error();
-    return read_project_list(**reader);
+    return read_project_list(**reader, visible);
 }
 
-result<std::vector<project_listing>> read_project_list(sqlite::connection& db) {
-    auto query = db.cached(
+result<std::vector<project_listing>> read_project_list(sqlite::connection& db, const project_filter& visible) {
+    static const std::string list =
         "SELECT p.id, p.name, p.display_name, p.status, p.status_reason, count(f.id), coalesce(max(f.upload_time_ms), 0) "
-        "FROM projects p LEFT JOIN files f ON f.project_id = p.id GROUP BY p.id ORDER BY p.name");
+        "FROM projects p LEFT JOIN files f ON f.project_id = p.id WHERE " +
+        visible_project_condition("p.name", 1) + " GROUP BY p.id ORDER BY p.name";
+    auto query = db.cached(list);
     if (!query) return query.error();
+    bind_project_filter(**query, 1, visible);
     std::vector<project_listing> projects;
     for (;;) {
         auto row = (*query)->step();

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelhouse/catalog/project_filter.hpp"
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/sqlite/connection.hpp"
@@ -71,8 +72,8 @@ public:
     ~catalog();
 
     // ---- reads ----
-    // Every project with its file count, ordered by name (for /simple/).
-    result<std::vector<project_listing>> list_projects() const;
+    // Every project `visible` shows, with its file count, ordered by name (for /simple/).
+    result<std::vector<project_listing>> list_projects(const project_filter& visible = {}) const;
     // By PEP 503 normalised name.
     result<std::optional<project_record>> find_project(std::string_view name) const;
     result<std::optional<project_files>> files_of_project(std::string_view name) const;
@@ -147,7 +148,7 @@ private:
 
 // list_projects() and files_of_project() on a connection that read_snapshot() lends, so that
 // several of them see one snapshot (`wheelhouse export` reads the whole catalog so).
-result<std::vector<project_listing>> read_project_list(sqlite::connection& db);
+result<std::vector<project_listing>> read_project_list(sqlite::connection& db, const project_filter& visible = {});
 result<std::optional<project_files>> read_project_files(sqlite::connection& db, std::string_view name);
 
 }  // namespace wheelhouse::catalog

@@ -15,14 +15,14 @@ constexpr std::string_view project_columns =
     "(SELECT count(*) FROM files f WHERE f.project_id = p.id) AS file_count, "
     "(SELECT coalesce(sum(f.size), 0) FROM files f WHERE f.project_id = p.id) AS total_size, "
     "(SELECT coalesce(max(f.upload_time_ms), 0) FROM files f WHERE f.project_id = p.id) AS last_upload "
-    "FROM projects p WHERE instr(p.name, ?1) > 0 ";
+    "FROM projects p WHERE instr(p.name, ?1) > 0 AND ";
 
 // Indexed by project_sort; the order is picked from this fixed list, never built from input.
 constexpr std::array<std::string_view, 4> page_orders = {
-    "ORDER BY p.name LIMIT ?2 OFFSET ?3",
-    "ORDER BY last_upload DESC, p.name LIMIT ?2 OFFSET ?3",
-    "ORDER BY file_count DESC, p.name LIMIT ?2 OFFSET ?3",
-    "ORDER BY total_size DESC, p.name LIMIT ?2 OFFSET ?3",
+    " ORDER BY p.name LIMIT ?2 OFFSET ?3",
+    " ORDER BY last_upload DESC, p.name LIMIT ?2 OFFSET ?3",
+    " ORDER BY file_count DESC, p.name LIMIT ?2 OFFSET ?3",
+    " ORDER BY total_size DESC, p.name LIMIT ?2 OFFSET ?3",
 };
 
 bool is_separator(char c) noexcept { return c == '-' || c == '_' || c == '.' || c == ' ' || c == '\t'; }
@@ -87,16 +87,21 @@ result<project_page> search_projects(const catalog& catalog, const project_query
     project_page page;
     auto read = catalog.read_snapshot([&](sqlite::connection& db) -> result<void> {
         {
-            auto count = db.cached("SELECT count(*) FROM projects WHERE instr(name, ?1) > 0");
+            static const std::string counted = "SELECT count(*) FROM projects WHERE instr(name, ?1) > 0 AND " +
+                                               visible_project_condition("name", 2);
+            auto count = db.cached(counted);
             if (!count) return count.error();
             (*count)->bind_text(1, search);
+            bind_project_filter(**count, 2, query.visible);
             auto row = (*count)->step();
             if (!row) return row.error();
             page.total = *row ? (*count)->column_int64(0) : 0;
         }
-        auto rows = db.cached(std::string(project_columns) + std::string(page_orders[static_cast<std::size_t>(query.sort)]));
+        auto rows = db.cached(std::string(project_columns) + visible_project_condition("p.name", 4) +
+                              std::string(page_orders[static_cast<std::size_t>(query.sort)]));
         if (!rows) return rows.error();
         (*rows)->bind_text(1, search).bind_int64(2, query.per_page).bind_int64(3, (query.page - 1) * query.per_page);
+        bind_project_filter(**rows, 4, query.visible);
         for (;;) {
             auto row = (*rows)->step();
             if (!row) return row.error();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/catalog/project_filter.hpp"
 #include "wheelhouse/result.hpp"
 
 namespace wheelhouse::catalog {
@@ -31,6 +32,7 @@ std::string normalize_search(std::string_view typed);
 
 struct project_query {
     std::string search;  // matched anywhere in the normalised name; empty: every project
+    project_filter visible;  // only these projects are counted and listed (a limited token's)
     project_sort sort = project_sort::name;
     std::int64_t page = 1;      // from 1
     std::int64_t per_page = 50;

@@ -1,46 +1,34 @@
 #pragma once
-// The JSON the admin catalog reads and the curation it does, under /api/v1/:
+// The JSON the admin catalog reads and the curation it does, under /api/v1/ (the route table
+// says who may call each, and where it runs):
 //   GET    projects?q=&page=&per_page=&sort=   the project list, searched, sorted, paginated
 //   GET    projects/<project>                  versions, variant matrix, summary, status
-//   PUT    projects/<project>/status           {"status", "reason"} (POST too)        admin
+//   PUT    projects/<project>/status           {"status", "reason"} (POST too)
 //   GET    files/<filename>                    details, METADATA, downloads per day
-//   POST   files/<filename>/yank               {"reason"}                              admin
-//   POST   files/<filename>/unyank             {"reason"}                              admin
-//   DELETE files/<filename>                    the row; its blob when nothing else needs it  admin
-//   GET    tokens, POST tokens {"name", "scope", "projects", "expires_in_days"}        admin
-//   DELETE tokens/<name>                                                               admin
-//   GET    audit?limit=&target=                                                        admin
-// (PUT files/<filename> stays the raw upload; projects/<project>/variants stays in api_routes.)
-// Every refusal is JSON {"error": "..."} with its status; credentials are checked by the API,
-// whatever the page shows. Reads answer on the I/O thread; writes go to the worker pool.
+//   POST   files/<filename>/yank               {"reason"}
+//   POST   files/<filename>/unyank             {"reason"}
+//   DELETE files/<filename>                    the row; its blob when nothing else needs it
+//   GET    tokens, POST tokens {"name", "scope", "projects", "expires_in_days"}
+//   DELETE tokens/<name>
+//   GET    audit?limit=&target=
+// Every refusal is JSON {"error": "..."} with its status. Thread safety: each handler runs on
+// the worker its route's lane names.
 
+#include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/route_context.hpp"
-#include "wheelhouse/auth/token_store.hpp"
-#include "wheelhouse/concurrency/worker_pool.hpp"
-#include "wheelhouse/http/request_target.hpp"
-#include "wheelhouse/ingest/ingester.hpp"
-#include "wheelhouse/transport/request_handler.hpp"
 
-namespace wheelhouse::app {
+namespace wheelhouse::app::admin {
 
-// Thread safety: plan() and handle() run on I/O threads; writes on the pool's workers.
-class admin_routes {
-public:
-    admin_routes(route_context& context, auth::token_store& tokens, concurrency::worker_pool& workers);
+route_answer list_projects(route_context& context, route_request& request);
+route_answer project_detail(route_context& context, route_request& request);
+route_answer set_project_status(route_context& context, route_request& request);
+route_answer file_detail(route_context& context, route_request& request);
+route_answer yank_file(route_context& context, route_request& request);
+route_answer unyank_file(route_context& context, route_request& request);
+route_answer delete_file(route_context& context, route_request& request);
+route_answer list_tokens(route_context& context, route_request& request);
+route_answer create_token(route_context& context, route_request& request);
+route_answer revoke_token(route_context& context, route_request& request);
+route_answer read_audit(route_context& context, route_request& request);
 
-    // True for the routes above, whatever the method (a wrong one is answered 405 here).
-    static bool claims(http::verb method, const http_target::request_target& target);
-
-    // A JSON body of at most 64 KiB, read into memory.
-    transport::body_plan plan(const http::request_header<>& request) const;
-    void handle(transport::incoming_request request, const http_target::request_target& target,
-                const transport::responder& respond);
-
-private:
-    route_context& context_;
-    auth::token_store& tokens_;
-    concurrency::worker_pool& workers_;
-    ingest::ingester ingester_;
-};
-
-}  // namespace wheelhouse::app
+}  // namespace wheelhouse::app::admin

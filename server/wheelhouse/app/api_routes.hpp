@@ -1,20 +1,13 @@
 #pragma once
-// /api/v1/…: JSON for administrators and scripts.
+// GET /api/v1/projects/<project>/variants: each release's builds with their decoded variant and
+// the selectors whose index lists them (render::variant_matrix_json).
 
+#include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/route_context.hpp"
-#include "wheelhouse/http/request_target.hpp"
-#include "wheelhouse/transport/request_handler.hpp"
 
 namespace wheelhouse::app {
 
-// Everything under /api/v1/: hands each request to the route for its third segment.
-// Thread safety: any I/O thread.
-transport::outgoing_response serve_api(const route_context& context, const http::request_header<>& request,
-                                       const http_target::request_target& target);
-
-// /api/v1/projects/<project>/variants: render::variant_matrix_json. The name is looked up
-// normalised, without a redirect. Thread safety: any I/O thread.
-transport::outgoing_response serve_api_projects(const route_context& context, const http::request_header<>& request,
-                                                const http_target::request_target& target);
+// The name is looked up normalised, without a redirect. Thread safety: a read worker.
+route_answer project_variants(route_context& context, route_request& request);
 
 }  // namespace wheelhouse::app

@@ -1,51 +1,90 @@
 #include "wheelhouse/app/application.hpp"
 
+#include <atomic>
+#include <stdexcept>
+
 #include <spdlog/spdlog.h>
 
-#include "wheelhouse/app/api_routes.hpp"
-#include "wheelhouse/app/error_response.hpp"
-#include "wheelhouse/app/file_routes.hpp"
-#include "wheelhouse/app/metrics_route.hpp"
-#include "wheelhouse/app/read_access.hpp"
-#include "wheelhouse/app/remote_routes.hpp"
-#include "wheelhouse/app/simple_routes.hpp"
+#include "wheelhouse/app/answers.hpp"
+#include "wheelhouse/app/route_access.hpp"
+#include "wheelhouse/app/route_table.hpp"
+#include "wheelhouse/app/upload_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
-#include "wheelhouse/http/request_target.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
 namespace {
 
-using transport::make_text_response;
+// Whether a body follows the headers (RFC 9112 §6.3): a refusal that leaves it unread must close.
+bool announces_body(const http::request_header<>& header) {
+    if (header.find(http::field::transfer_encoding) != header.end()) return true;
+    const auto length = header[http::field::content_length];
+    return !length.empty() && length != "0";
+}
 
-bool is_read(http::verb method) { return method == http::verb::get || method == http::verb::head; }
+std::vector<route> all_routes(std::span<const route> extra) {
+    std::vector<route> routes(route_table().begin(), route_table().end());
+    routes.insert(routes.end(), extra.begin(), extra.end());
+    return routes;
+}
 
-transport::outgoing_response method_not_allowed(const http::request_header<>& request, std::string_view allow) {
-    http::fields headers;
-    headers.set(http::field::allow, allow);
-    return make_text_response(request, http::status::method_not_allowed,
-                              std::string(request.method_string()) + " is not allowed here; use " + std::string(allow),
-                              std::move(headers));
+router checked_router(std::span<const route> routes) {
+    auto built = router::build(routes);
+    if (!built) throw std::invalid_argument(built.error().message);  // a malformed table: a programming error
+    return std::move(built).value();
+}
+
+// What a 503 says and asks for, by the pool that had no room.
+struct busy_answer {
+    std::string_view message;
+    std::chrono::seconds retry_after;
+};
+
+busy_answer busy_answer_of(lane runs_on) {
+    switch (runs_on) {
+        case lane::ingest: return {"the index is busy ingesting other uploads; retry shortly", std::chrono::seconds(5)};
+        case lane::write_pool:
+            return {"the index is busy with other changes (uploads, registrations, curation); retry shortly",
+                    std::chrono::seconds(2)};
+        case lane::read_pool:
+        case lane::io_thread: break;
+    }
+    return {"the index is busy answering other reads; retry shortly", std::chrono::seconds(2)};
 }
 
 }  // namespace
 
-application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings)
+// What plan_body learned, carried to handle() by the transport: the routed request, or the
+// answer that refuses it; and whether the request has been answered.
+struct application::dispatch_state {
+    route_request request;
+    std::optional<transport::outgoing_response> refusal;
+    // Shared with request.respond, which a handler may keep past this state (a proxied download).
+    std::shared_ptr<std::atomic<bool>> answered = std::make_shared<std::atomic<bool>>(false);
+};
+
+application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings,
+                         std::span<const route> extra_routes)
     : settings_(std::move(settings)),
       pages_(settings_.pages),
       downloads_(catalog),
       remote_(settings_.remote_client),
-      context_{catalog, blobs, pages_, settings_, metrics_, &downloads_, &remote_},
       tokens_(catalog),
-      ingest_workers_(std::max(1u, settings_.ingest_workers), settings_.ingest_queue,
-                      [](std::string_view what) { spdlog::error("ingest worker: {}", what); }),
-      uploads_(context_, tokens_, ingest_workers_,
-               upload_settings{settings_.max_upload_bytes, std::chrono::seconds(5)}),
-      admin_(context_, tokens_, ingest_workers_),
-      remote_routes_(context_, tokens_, ingest_workers_),
+      ingester_(catalog, blobs),
       static_(built_in_static_assets()),
-      remote_files_(context_, {settings_.proxy_downloads}) {
+      read_workers_(std::max(1u, settings_.read_workers), settings_.read_queue,
+                    [](std::string_view what) { spdlog::error("read worker: {}", what); }),
+      write_workers_(std::max(1u, settings_.ingest_workers), settings_.ingest_queue,
+                     [](std::string_view what) { spdlog::error("write worker: {}", what); }),
+      context_{catalog, blobs, pages_, settings_, metrics_, &downloads_, &remote_},
+      remote_files_(context_, {settings_.proxy_downloads}),
+      routes_(all_routes(extra_routes)),
+      router_(checked_router(routes_)) {
     context_.remote_files = &remote_files_;
+    context_.tokens = &tokens_;
+    context_.ingester = &ingester_;
+    context_.static_files = &static_;
+    context_.write_workers = &write_workers_;
     catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
 }
 
@@ -53,78 +92,149 @@ application::~application() { finish_ingests(); }
 
 void application::finish_ingests() {
     remote_files_.stop();
-    ingest_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
+    read_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
+    write_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
 }
 
 transport::body_plan application::plan_body(const http::request_header<>& header) {
+    auto state = std::make_shared<dispatch_state>();
+    try {
+        state->refusal = route_of(header, state->request);
+        if (!state->refusal) return plan_for(header, state);
+    } catch (const std::exception& thrown) {
+        state->refusal = error_response(header, make_error(error_kind::internal, std::string("routing threw: ") + thrown.what()));
+    }
+    transport::body_plan plan;
+    if (announces_body(header)) {
+        plan.how = transport::body_plan::kind::reject;
+        plan.rejection = std::move(state->refusal);
+    } else {
+        plan.handler_state = std::move(state);  // answered by handle(), and the connection kept
+    }
+    return plan;
+}
+
+// The route and the caller's right to it, or the answer that refuses the request.
+std::optional<transport::outgoing_response> application::route_of(const http::request_header<>& header,
+                                                                   route_request& request) const {
+    if (header.method() == http::verb::unknown) {
+        return transport::make_text_response(header, http::status::not_implemented,
+                                             "method " + std::string(header.method_string()) + " is not supported");
+    }
     auto target = http_target::parse(header.target());
-    if (target && upload_routes::is_upload(header.method(), *target)) return uploads_.plan(header, *target);
-    if (target && admin_routes::claims(header.method(), *target)) return admin_.plan(header);
-    if (target && remote_routes::claims(*target)) return remote_routes_.plan(header);
-    return {};
+    if (!target) return error_response(header, target.error());
+    request.target = std::move(*target);
+    auto found = router_.match(header.method(), request.target);
+    if (found.found == nullptr) {
+        if (found.allowed != 0) return method_not_allowed(header, found.allowed, found.same_path->answers);
+        return error_response(header, make_error(error_kind::not_found, std::string(router::where_to_look(request.target))));
+    }
+    request.matched = found.found;
+    request.captures = std::move(found.captures);
+    if (auto allowed = check_access(tokens_, header, settings_.private_index, request); !allowed)
+        return error_response(header, allowed.error(), request.matched->answers);
+    return std::nullopt;
 }
 
-void application::handle(transport::incoming_request request, transport::responder respond) {
-    if (request.sink) {  // only upload routes stream their bodies
-        auto target = http_target::parse(request.header.target());
-        return uploads_.handle(std::move(request), *target, respond);
+transport::body_plan application::plan_for(const http::request_header<>& header, std::shared_ptr<dispatch_state> state) {
+    const route& matched = *state->request.matched;
+    transport::body_plan plan;
+    if (matched.body == body_kind::stream) {
+        plan = plan_upload(context_, header, state->request);
+        if (plan.how == transport::body_plan::kind::reject && !announces_body(header)) {
+            state->refusal = std::move(plan.rejection);  // nothing to leave unread: keep the connection
+            plan = {};
+        }
+    } else if (matched.body == body_kind::json) {
+        plan.how = transport::body_plan::kind::in_memory;
+        plan.limit = json_body_limit;
     }
-    if (auto target = http_target::parse(request.header.target());
-        target && admin_routes::claims(request.header.method(), *target)) {
-        return admin_.handle(std::move(request), *target, respond);
+    // A body bound for a full pool would be read only to be refused: refuse it now.
+    if (matched.runs_on != lane::io_thread && announces_body(header) && plan.how != transport::body_plan::kind::reject) {
+        const auto& pool = pool_of(matched.runs_on);
+        if (pool.queue_depth() >= pool.capacity()) {
+            plan = {};  // dropping an upload's sink removes its spool file
+            plan.how = transport::body_plan::kind::reject;
+            plan.rejection = busy(state->request, header);
+        }
     }
-    if (auto target = http_target::parse(request.header.target()); target && remote_routes::claims(*target)) {
-        return remote_routes_.handle(std::move(request), *target, respond);
-    }
-    if (auto response = route(request, respond)) respond(std::move(*response));
+    if (plan.how != transport::body_plan::kind::reject) plan.handler_state = std::move(state);
+    return plan;
 }
 
-std::optional<transport::outgoing_response> application::route(const transport::incoming_request& incoming,
-                                                                const transport::responder& respond) {
-    const auto& request = incoming.header;
-    if (request.method() == http::verb::unknown) {
-        return make_text_response(request, http::status::not_implemented,
-                                  "method " + std::string(request.method_string()) + " is not supported");
+void application::handle(transport::incoming_request incoming, transport::responder respond) {
+    auto state = std::static_pointer_cast<dispatch_state>(std::move(incoming.handler_state));
+    if (!state) {
+        return respond(error_response(incoming.header, make_error(error_kind::internal,
+                                                                  "the transport handed over a request it did not plan")));
     }
-    auto target = http_target::parse(request.target());
-    if (!target) return make_text_response(request, http::status::bad_request, target.error().message);
-    const auto& segments = target->segments;
-    const std::string_view first = segments.empty() ? std::string_view{} : std::string_view{segments.front()};
+    if (state->refusal) return respond(std::move(*state->refusal));
 
-    // A private index answers nothing about its contents without a token, not even 404s.
-    const bool reads_contents = first == "simple" || first == "variants" || first == "files" ||
-                                (first == "api" && is_read(request.method()));
-    if (settings_.private_index && reads_contents) {
-        if (auto allowed = check_read_access(tokens_, request, project_read_by(*target)); !allowed)
-            return error_response(request, allowed.error());
+    auto& request = state->request;
+    request.incoming = std::move(incoming);
+    // A write that succeeded records its token as used (for `token list` and the admin page).
+    std::string user;
+    if (request.grant && (request.matched->runs_on == lane::write_pool || request.matched->runs_on == lane::ingest))
+        user = request.grant->name;
+    // The one responder a handler gets: it answers once, even for a handler that kept it and
+    // then threw.
+    request.respond = [answered = state->answered, respond = std::move(respond), user = std::move(user),
+                       tokens = &tokens_](transport::outgoing_response response) {
+        if (answered->exchange(true)) return;
+        if (!user.empty() && response.status < 300) {
+            if (auto used = tokens->mark_used(user); !used) spdlog::warn("token '{}': {}", user, used.error().message);
+        }
+        respond(std::move(response));
+    };
+    run_on_lane(state);
+}
+
+void application::run_on_lane(const std::shared_ptr<dispatch_state>& state) {
+    const auto runs_on = state->request.matched->runs_on;
+    if (runs_on == lane::io_thread) return run_handler(*state);
+    state->request.queued_at = std::chrono::steady_clock::now();
+    if (!pool_of(runs_on).try_submit(concurrency::job([this, state] { run_handler(*state); })))
+        state->request.respond(busy(state->request, state->request.header()));
+}
+
+void application::run_handler(dispatch_state& state) noexcept {
+    auto& request = state.request;
+    std::string thrown;
+    try {
+        if (auto answer = request.matched->handler(context_, request)) request.respond(std::move(*answer));
+        return;
+    } catch (const std::exception& failure) {
+        thrown = failure.what();
+    } catch (...) {
+        thrown = "an exception that is no std::exception";
     }
-    if (first == "simple") {
-        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
-        return serve_simple(context_, request, *target, simple_index{"/simple/", 1, std::nullopt});
+    try {
+        const auto& header = request.header();
+        const std::string what = "from " + request.incoming.peer.to_string() + ": the handler threw: " + thrown;
+        if (state.answered->load()) {
+            spdlog::error("{} {}: {} (after its answer)", header.method_string(), header.target(), what);
+            return;
+        }
+        auto closing = header;  // this connection ends here; the others go on
+        closing.set(http::field::connection, "close");
+        request.respond(error_response(closing, make_error(error_kind::internal, what), request.matched->answers));
+    } catch (...) {
+        spdlog::error("a handler threw, and so did its 500");
     }
-    if (first == "variants") {
-        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
-        return serve_variant_simple(context_, request, *target);
-    }
-    if (first == "files") {
-        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
-        return serve_file(context_, request, *target, respond);
-    }
-    if (first == "legacy" || (first == "api" && segments.size() >= 3 && segments[2] == "files")) {
-        return method_not_allowed(request, first == "legacy" ? "POST" : "PUT");
-    }
-    if (first == "api") return serve_api(context_, request, *target);
-    if (first == "healthz" && segments.size() == 1) {
-        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
-        return make_text_response(request, http::status::ok, "serving");
-    }
-    if (first == "metrics" && segments.size() == 1) {
-        if (!is_read(request.method())) return method_not_allowed(request, "GET, HEAD");
-        return serve_metrics(context_, request, ingest_workers_);
-    }
-    if (static_routes::claims(*target)) return static_.serve(request, *target);  // the admin catalog
-    return make_text_response(request, http::status::not_found,
-                              "no such page; the package index is at /simple/");
+}
+
+transport::outgoing_response application::busy(const route_request& request, const http::request_header<>& header) {
+    const auto runs_on = request.matched->runs_on;
+    if (runs_on == lane::ingest) metrics_.record_ingest(metrics::ingest_outcome::busy);
+    const auto [message, retry_after] = busy_answer_of(runs_on);
+    http::fields retry;
+    retry.set(http::field::retry_after, std::to_string(retry_after.count()));
+    return error_response(header, make_error(error_kind::unavailable, std::string(message)), request.matched->answers,
+                          std::move(retry));
+}
+
+concurrency::worker_pool& application::pool_of(lane runs_on) noexcept {
+    return runs_on == lane::read_pool ? read_workers_ : write_workers_;
 }
 
 void application::watch_external_changes(net::io_context& context) {

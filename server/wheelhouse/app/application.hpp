@@ -1,19 +1,23 @@
 #pragma once
-// The index as an HTTP application: routes each request to its handler. The transport calls
-// it through transport::request_handler and knows nothing else of it.
+// The index as an HTTP application: finds each request's route in the route table, checks the
+// access it declares from the headers alone, reads the body it plans, and runs its handler
+// where it says. The transport calls it through transport::request_handler and knows nothing
+// else of it.
 
 #include <memory>
+#include <span>
+#include <vector>
 
-#include "wheelhouse/app/admin_routes.hpp"
 #include "wheelhouse/app/page_cache.hpp"
 #include "wheelhouse/app/remote_downloads.hpp"
-#include "wheelhouse/app/remote_routes.hpp"
+#include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/route_context.hpp"
+#include "wheelhouse/app/router.hpp"
 #include "wheelhouse/app/static_routes.hpp"
-#include "wheelhouse/app/upload_routes.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
+#include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/transport/net.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
@@ -22,11 +26,17 @@ namespace wheelhouse::app {
 
 class application final : public transport::request_handler {
 public:
+    // `extra_routes` are answered after the route table's (tests add a route that throws).
     // Thread safety: construct on one thread before the server starts.
-    application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings);
+    application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings,
+                std::span<const route> extra_routes = {});
     ~application() override;
 
+    // The route, the access check and the body's plan, from the headers; a refusal (404, 405,
+    // 401, 403, 413, 503…) is sent without reading the body, which then closes the connection.
     transport::body_plan plan_body(const http::request_header<>& header) override;
+    // Runs the route's handler inline or on its pool (503 when the pool's queue is full); a
+    // handler that throws is answered 500 and its connection closed, logged once with the peer.
     void handle(transport::incoming_request request, transport::responder respond) override;
 
     // Notices writes by other processes (`wheelhouse ingest` beside a running server) once a
@@ -40,15 +50,21 @@ public:
     // What the transport records each request into (server_options::metrics).
     metrics::server_metrics& metrics() noexcept { return metrics_; }
 
-    // Finishes the uploads already queued, then stops the ingest workers; ends the proxied
+    // Finishes the uploads and other work already queued, then stops the pools; ends the proxied
     // downloads still running and stops their threads. Thread safety: call once, after the
     // server has drained and before it is destroyed (a transfer may still answer its session).
     void finish_ingests();
 
 private:
-    // nullopt: a proxied download took `respond`.
-    std::optional<transport::outgoing_response> route(const transport::incoming_request& request,
-                                                      const transport::responder& respond);
+    struct dispatch_state;
+
+    std::optional<transport::outgoing_response> route_of(const http::request_header<>& header,
+                                                         route_request& request) const;
+    transport::body_plan plan_for(const http::request_header<>& header, std::shared_ptr<dispatch_state> state);
+    void run_on_lane(const std::shared_ptr<dispatch_state>& state);
+    void run_handler(dispatch_state& state) noexcept;
+    transport::outgoing_response busy(const route_request& request, const http::request_header<>& header);
+    concurrency::worker_pool& pool_of(lane runs_on) noexcept;
     void poll_external_changes();
 
     app_settings settings_;
@@ -56,14 +72,18 @@ private:
     page_cache pages_;
     catalog::download_counter downloads_;
     remote::http_client remote_;  // release assets: registration, import, proxied downloads
-    route_context context_;
     auth::token_store tokens_;
-    concurrency::worker_pool ingest_workers_;
-    upload_routes uploads_;
-    admin_routes admin_;
-    remote_routes remote_routes_;
+    ingest::ingester ingester_;
     static_routes static_;
+    // Two pools, so reads and writes never wait for each other's threads: admin reads (queries,
+    // sorts, METADATA files) on one; uploads, registrations and curation, in arrival order, on
+    // the other (sized by --ingest-workers and --ingest-queue).
+    concurrency::worker_pool read_workers_;
+    concurrency::worker_pool write_workers_;
+    route_context context_;
     remote_downloads remote_files_;
+    std::vector<route> routes_;  // the route table and the extra routes; router_ points into it
+    router router_;
     std::unique_ptr<net::steady_timer> watch_timer_;
 };
 

@@ -157,4 +157,8 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
                      context.settings.private_index);
 }
 
+route_answer download_file(route_context& context, route_request& request) {
+    return serve_file(context, request.header(), request.target, request.respond);
+}
+
 }  // namespace wheelhouse::app

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/route_context.hpp"
 #include "wheelhouse/http/request_target.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
@@ -16,5 +17,8 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
                                                        const http::request_header<>& request,
                                                        const http_target::request_target& target,
                                                        const transport::responder& respond);
+
+// The route: serve_file with the request's own responder.
+route_answer download_file(route_context& context, route_request& request);
 
 }  // namespace wheelhouse::app

@@ -34,4 +34,8 @@ transport::outgoing_response serve_metrics(route_context& context, const http::r
                                            std::move(headers));
 }
 
+route_answer metrics_page(route_context& context, route_request& request) {
+    return serve_metrics(context, request.header(), *context.write_workers);
+}
+
 }  // namespace wheelhouse::app

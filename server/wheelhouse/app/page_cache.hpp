@@ -2,8 +2,9 @@
 // Rendered simple-API pages kept in memory, so a page hit does no SQL and no rendering.
 // Entries are dropped when the catalog changes the project they show.
 //
-// Pages live in scopes: "" for /simple/, one per canonical selector for /variants/<s>/simple/.
-// Anyone can name a new valid selector, so the variant scopes kept are capped in number and in
+// Pages live in scopes: "" for /simple/, one per canonical selector for /variants/<s>/simple/,
+// and one per set of project patterns for the project list a project-limited token sees.
+// Anyone can name a new valid selector, so these other scopes kept are capped in number and in
 // bytes: past either cap the scope least recently used is dropped whole (and a page that alone
 // would break the byte cap is served but not kept). /simple/ is never dropped.
 
@@ -28,7 +29,7 @@ struct rendered_page {
 };
 
 struct page_key {
-    std::string scope;    // "" for /simple/, a canonical variant selector for /variants/<s>/simple/
+    std::string scope;    // "" for /simple/, a canonical variant selector, or a limited token's list
     std::string project;  // "" for the project list
     pep691::page_format format = pep691::page_format::html;
 };

@@ -1,6 +1,6 @@
 #pragma once
 // What every route handler may use: the catalog, the blob store, the page cache, the settings,
-// the counters of /metrics.
+// the counters of /metrics, the tokens, the ingester and the admin page's files.
 
 #include <chrono>
 #include <cstddef>
@@ -12,9 +12,18 @@
 #include "wheelhouse/metrics/server_metrics.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 
+namespace wheelhouse::auth {
+class token_store;
+}
 namespace wheelhouse::catalog {
 class catalog;
 class download_counter;
+}
+namespace wheelhouse::concurrency {
+class worker_pool;
+}
+namespace wheelhouse::ingest {
+class ingester;
 }
 namespace wheelhouse::storage {
 class blob_store;
@@ -23,13 +32,16 @@ class blob_store;
 namespace wheelhouse::app {
 
 class remote_downloads;
+class static_routes;
 
 struct app_settings {
     std::chrono::seconds page_max_age{60};  // Cache-Control on simple pages
     std::string files_base = "/files/";     // where page links point for downloads
     std::uint64_t max_upload_bytes = 4ull << 30;
-    unsigned ingest_workers = 2;            // validation, hashing and catalog writes
-    std::size_t ingest_queue = 16;          // uploads waiting for a worker before 503
+    unsigned ingest_workers = 2;            // the write pool: uploads, registrations, curation
+    std::size_t ingest_queue = 16;          // writes waiting for a worker before 503
+    unsigned read_workers = 2;              // the read pool: admin queries, sorts, METADATA files
+    std::size_t read_queue = 64;            // reads waiting for a worker before 503
     page_cache::options pages;              // how many variant indexes keep pages in memory
     bool private_index = false;             // reads need a token (auth::scope::read or above)
     // How assets registered without a mode of their own are downloaded: redirect, proxy or cache.
@@ -49,6 +61,10 @@ struct route_context {
     catalog::download_counter* downloads = nullptr;  // counts wheel downloads when set
     remote::http_client* remote = nullptr;  // fetches release assets; null when not configured
     remote_downloads* remote_files = nullptr;  // serves downloads of remote files; set by the application
+    auth::token_store* tokens = nullptr;            // set by the application
+    ingest::ingester* ingester = nullptr;           // set by the application
+    const static_routes* static_files = nullptr;    // the admin page's files; set by the application
+    const concurrency::worker_pool* write_workers = nullptr;  // for /metrics' queue levels
 };
 
 }  // namespace wheelhouse::app

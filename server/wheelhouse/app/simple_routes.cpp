@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "wheelhouse/app/error_response.hpp"
+#include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/page_response.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/pep503/name.hpp"
@@ -22,8 +22,9 @@ using transport::make_text_response;
 
 using rendered = result<std::optional<std::string>>;
 
-rendered render_project_list(const route_context& context, pep691::page_format format) {
-    const auto projects = context.catalog.list_projects();
+rendered render_project_list(const route_context& context, pep691::page_format format,
+                             const catalog::project_filter& visible) {
+    const auto projects = context.catalog.list_projects(visible);
     if (!projects) return projects.error();
     const auto listing = render::project_listings(*projects);
     return std::optional(format == pep691::page_format::json ? render::project_list_json(listing)
@@ -82,13 +83,23 @@ std::string_view page_cache_control(std::chrono::seconds max_age, bool private_i
     return {buffer, static_cast<std::size_t>(out - buffer)};
 }
 
+// The page cache scope of a filtered project list: one per set of patterns, apart from every
+// selector's scope (no selector holds ':').
+std::string list_scope(const catalog::project_filter& visible) {
+    if (visible.shows_every_project()) return {};
+    std::string scope = "projects:";
+    for (const auto& pattern : visible.patterns) scope += pattern + ",";
+    return scope;
+}
+
 constexpr std::string_view variant_index_form =
     "variant indexes are at /variants/<selector>/simple/, as /variants/cu130-torch2.10/simple/";
 
 }  // namespace
 
 transport::outgoing_response serve_simple(const route_context& context, const http::request_header<>& request,
-                                          const http_target::request_target& target, const simple_index& index) {
+                                          const http_target::request_target& target, const simple_index& index,
+                                          const catalog::project_filter& visible) {
     const auto& segments = target.segments;
     const std::size_t first_segment = index.first_segment;
     const std::string_view prefix = index.prefix;
@@ -125,9 +136,10 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
 
     if (rest == 1 && segments[first_segment].empty()) {
         // Every index lists every project (a variant page may hold only its pure files), so
-        // they share one list, kept in the /simple/ scope; its links are relative.
-        const auto page = context.pages.get_or_render({"", "", choice->format}, [&] {
-            return render_project_list(context, choice->format);
+        // they share one list, kept in the /simple/ scope, or in its filter's scope for a
+        // project-limited token; its links are relative.
+        const auto page = context.pages.get_or_render({list_scope(visible), "", choice->format}, [&] {
+            return render_project_list(context, choice->format, visible);
         });
         if (!page) return error_response(request, page.error());
         return respond_with_page(request, **page, choice->content_type, cache_control, negotiated);
@@ -156,7 +168,8 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
 }
 
 transport::outgoing_response serve_variant_simple(const route_context& context, const http::request_header<>& request,
-                                                  const http_target::request_target& target) {
+                                                  const http_target::request_target& target,
+                                                  const catalog::project_filter& visible) {
     const auto& segments = target.segments;  // "variants", selector, "simple", …
     if (segments.size() < 2 || segments[1].empty())
         return make_text_response(request, http::status::not_found, "no such page; " + std::string(variant_index_form));
@@ -176,7 +189,17 @@ transport::outgoing_response serve_variant_simple(const route_context& context, 
         const auto after_selector = path.find('/', path.find('/', 1) + 1);  // the first two segments may be escaped
         return redirect_permanently(request, "/variants/" + canonical + std::string(path.substr(after_selector)));
     }
-    return serve_simple(context, request, target, simple_index{std::move(base), 3, std::move(selector).value()});
+    return serve_simple(context, request, target, simple_index{std::move(base), 3, std::move(selector).value()},
+                        visible);
+}
+
+route_answer simple_page(route_context& context, route_request& request) {
+    return serve_simple(context, request.header(), request.target, simple_index{"/simple/", 1, std::nullopt},
+                        request.visible);
+}
+
+route_answer variant_page(route_context& context, route_request& request) {
+    return serve_variant_simple(context, request.header(), request.target, request.visible);
 }
 
 }  // namespace wheelhouse::app

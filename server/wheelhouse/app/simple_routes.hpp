@@ -5,7 +5,9 @@
 #include <string>
 #include <string_view>
 
+#include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/route_context.hpp"
+#include "wheelhouse/catalog/project_filter.hpp"
 #include "wheelhouse/http/request_target.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 #include "wheelhouse/variants/selector.hpp"
@@ -20,14 +22,21 @@ struct simple_index {
     std::optional<variants::selector> selector;  // none for /simple/
 };
 
-// Thread safety: any I/O thread.
+// The project list shows the projects `visible` shows (a project-limited token's, on a private
+// index); each filter's list is cached apart. Thread safety: any I/O thread.
 transport::outgoing_response serve_simple(const route_context& context, const http::request_header<>& request,
-                                          const http_target::request_target& target, const simple_index& index);
+                                          const http_target::request_target& target, const simple_index& index,
+                                          const catalog::project_filter& visible);
 
 // /variants/<selector>/simple/…: 404 for an unknown selector word and 400 for a selector that
 // is malformed or contradicts itself (each with the reason), a 301 to the canonical spelling,
 // then serve_simple. Thread safety: any I/O thread.
 transport::outgoing_response serve_variant_simple(const route_context& context, const http::request_header<>& request,
-                                                  const http_target::request_target& target);
+                                                  const http_target::request_target& target,
+                                                  const catalog::project_filter& visible);
+
+// The routes: /simple/… and /variants/<selector>/… (a variant index and its redirects).
+route_answer simple_page(route_context& context, route_request& request);
+route_answer variant_page(route_context& context, route_request& request);
 
 }  // namespace wheelhouse::app

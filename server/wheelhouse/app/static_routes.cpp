@@ -1,6 +1,7 @@
 #include "wheelhouse/app/static_routes.hpp"
 
 #include "wheelhouse/app/page_response.hpp"
+#include "wheelhouse/app/route_context.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
@@ -8,8 +9,6 @@ namespace wheelhouse::app {
 namespace {
 
 constexpr std::string_view index_page = "index.html";
-
-bool is_read(http::verb method) { return method == http::verb::get || method == http::verb::head; }
 
 http::fields security_headers() {
     http::fields headers;
@@ -47,21 +46,8 @@ static_routes::static_routes(std::span<const static_asset> assets) {
     }
 }
 
-bool static_routes::claims(const http_target::request_target& target) noexcept {
-    const auto& segments = target.segments;
-    if (segments.empty() || (segments.size() == 1 && segments.front().empty())) return true;
-    return segments.front() == "static";
-}
-
 transport::outgoing_response static_routes::serve(const http::request_header<>& request,
                                                   const http_target::request_target& target) const {
-    if (!is_read(request.method())) {
-        http::fields headers;
-        headers.set(http::field::allow, "GET, HEAD");
-        return transport::make_text_response(request, http::status::method_not_allowed,
-                                             std::string(request.method_string()) + " is not allowed here; use GET, HEAD",
-                                             std::move(headers));
-    }
     std::string path;
     if (target.segments.empty() || target.segments.front() != "static") {
         path = index_page;
@@ -79,6 +65,10 @@ transport::outgoing_response static_routes::serve(const http::request_header<>& 
     const auto& item = found->second;
     return respond_with_page(request, rendered_page{item.body, item.etag}, item.content_type, "no-cache", false,
                              security_headers());
+}
+
+route_answer static_file(route_context& context, route_request& request) {
+    return context.static_files->serve(request.header(), request.target);
 }
 
 }  // namespace wheelhouse::app

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/static_assets.hpp"
 #include "wheelhouse/http/request_target.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
@@ -28,9 +29,6 @@ public:
     // Hashes every asset once. Thread safety: construct on one thread.
     explicit static_routes(std::span<const static_asset> assets);
 
-    // "/" and "/static/…".
-    static bool claims(const http_target::request_target& target) noexcept;
-
     // Thread safety: any I/O thread (reads only).
     transport::outgoing_response serve(const http::request_header<>& request,
                                        const http_target::request_target& target) const;
@@ -43,5 +41,9 @@ private:
     };
     std::unordered_map<std::string, entry> entries_;
 };
+
+struct route_context;
+// The route of "/" and "/static/{path...}". Thread safety: any I/O thread.
+route_answer static_file(route_context& context, route_request& request);
 
 }  // namespace wheelhouse::app

@@ -1,46 +1,23 @@
 #pragma once
 // Uploads from CI: POST /legacy/ (twine's form, curl -F) and PUT /api/v1/files/<filename>
-// (curl -T). Credentials and limits are checked from the headers before the body is read;
-// the body streams to a spool file; validation, hashing and the catalog write run on the
-// ingest worker pool, and a full queue is answered 503 at once.
+// (curl -T). The route table checks the token from the headers; plan_upload checks the size
+// and the form's boundary and streams the body to a spool file; ingest_upload (on the write
+// pool) validates, hashes and writes the catalog.
 
-#include <chrono>
-#include <cstdint>
-#include <optional>
-
+#include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/route_context.hpp"
-#include "wheelhouse/auth/token_store.hpp"
-#include "wheelhouse/concurrency/worker_pool.hpp"
-#include "wheelhouse/http/request_target.hpp"
-#include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 
 namespace wheelhouse::app {
 
-struct upload_settings {
-    std::uint64_t max_upload_bytes = 4ull << 30;
-    std::chrono::seconds retry_after{5};  // told to clients when the queue is full
-};
+// Where the body of an upload goes, or why it is refused from its headers (413 past
+// --max-upload-size, 400 without a filename or a multipart boundary).
+// Thread safety: an I/O thread.
+transport::body_plan plan_upload(route_context& context, const http::request_header<>& header,
+                                 const route_request& request);
 
-// Thread safety: plan() and handle() run on I/O threads; ingest jobs on the pool's workers.
-class upload_routes {
-public:
-    upload_routes(route_context& context, auth::token_store& tokens, concurrency::worker_pool& workers,
-                  upload_settings settings);
-
-    // True when `target` with this method is an upload route.
-    static bool is_upload(http::verb method, const http_target::request_target& target);
-
-    transport::body_plan plan(const http::request_header<>& request, const http_target::request_target& target);
-    void handle(transport::incoming_request request, const http_target::request_target& target,
-                const transport::responder& respond);
-
-private:
-    route_context& context_;
-    auth::token_store& tokens_;
-    concurrency::worker_pool& workers_;
-    upload_settings settings_;
-    ingest::ingester ingester_;
-};
+// The whole upload is in its spool file: checks the form's fields and the project, ingests the
+// file and answers 201 (new), 200 (the same bytes again) or why not. Thread safety: a worker.
+route_answer ingest_upload(route_context& context, route_request& request);
 
 }  // namespace wheelhouse::app

@@ -175,6 +175,7 @@ void http_session::on_header(error_code ec) {
 }
 
 void http_session::start_body(body_plan plan) {
+    request_.handler_state = std::move(plan.handler_state);
     if (plan.how == body_plan::kind::reject) {
         close_after_response_ = true;  // the body stays unread, so the connection cannot be reused
         return do_write(std::move(*plan.rejection));

@@ -74,6 +74,9 @@ struct body_plan {
     std::uint64_t limit = 0;
     std::shared_ptr<body_sink> sink;
     std::optional<outgoing_response> rejection;
+    // What plan_body learned from the headers (the route, the caller's grant), handed back to
+    // handle() with the request so nothing is worked out twice. The transport only carries it.
+    std::shared_ptr<void> handler_state;
 };
 
 // A complete request, as the handler receives it.
@@ -82,6 +85,7 @@ struct incoming_request {
     std::string body;                  // for body_plan::kind::in_memory
     std::shared_ptr<body_sink> sink;   // for body_plan::kind::stream: it has had the whole body
     std::uint64_t body_bytes = 0;
+    std::shared_ptr<void> handler_state;  // body_plan::handler_state of this request's plan
     net::ip::address peer;
     std::chrono::steady_clock::time_point received_at;
 };

@@ -227,6 +227,47 @@ const scenarios = {
     seen.problems = problems;
     return seen;
   },
+
+  // A private index: the page and its files load without a token, its reads ask for one, and
+  // with a token entered it shows what that token may read, and no more.
+  async private(browser) {
+    const {page, problems} = await openPage(browser);
+    const seen = {};
+    const projectRows = () => page.$$eval('table.projects tbody tr', (rows) => rows.map((row) => row.dataset.project));
+    await page.goto(`${base}/`);
+    await page.waitForSelector('main .error-text');
+    seen.heading = await page.textContent('main h1');
+    seen.refusal = await page.textContent('main .error-text');
+
+    await setToken(page, config.read_token);
+    await page.waitForSelector('table.projects tbody tr');
+    seen.projects = await projectRows();
+    await page.goto(`${base}/#/project/${config.project}`);
+    await page.waitForSelector('table.matrix');
+    seen.versions = await page.$$eval('table.matrix', (tables) => tables.map((t) => t.dataset.version));
+    await page.click('table.matrix td.cell a');
+    await page.waitForSelector('#file-name');
+    seen.file_name = await page.textContent('#file-name');
+    seen.metadata = await page.textContent('#file-metadata');
+
+    await page.click('#token-forget');
+    await setToken(page, config.limited_token);
+    await page.goto(`${base}/#/`);
+    await page.waitForFunction((expected) => {
+      const rows = [...document.querySelectorAll('table.projects tbody tr')];
+      return rows.length === expected.length && rows.every((row, i) => row.dataset.project === expected[i]);
+    }, config.limited_expected, {timeout: 10000});
+    seen.limited_projects = await projectRows();
+    seen.limited_count = await page.textContent('#project-count');
+    await page.goto(`${base}/#/project/${config.project}`);
+    await page.waitForSelector('main .error-text');
+    seen.limited_heading = await page.textContent('main h1');
+    seen.limited_refusal = await page.textContent('main .error-text');
+    await shot(page, 'private-limited');
+
+    seen.problems = problems;
+    return seen;
+  },
 };
 
 const browser = await chromium.launch({executablePath: config.chromium ?? '/usr/bin/chromium',

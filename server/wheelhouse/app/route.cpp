@@ -1,0 +1,44 @@
+#include "wheelhouse/app/route.hpp"
+
+#include <array>
+
+#include "wheelhouse/app/route_access.hpp"
+
+namespace wheelhouse::app {
+
+method_set bit_of(http::verb method) noexcept {
+    switch (method) {
+        case http::verb::get: return GET;
+        case http::verb::head: return HEAD;
+        case http::verb::post: return POST;
+        case http::verb::put: return PUT;
+        case http::verb::delete_: return DELETE;
+        default: return 0;
+    }
+}
+
+std::string allow_header(method_set methods) {
+    static constexpr std::array<std::pair<method_set, std::string_view>, 5> names{
+        {{GET, "GET"}, {HEAD, "HEAD"}, {POST, "POST"}, {PUT, "PUT"}, {DELETE, "DELETE"}}};
+    std::string allow;
+    for (const auto& [bit, name] : names) {
+        if ((methods & bit) == 0) continue;
+        if (!allow.empty()) allow += ", ";
+        allow += name;
+    }
+    return allow;
+}
+
+std::string_view route_request::capture(std::string_view name) const noexcept {
+    for (const auto& [captured, index] : captures) {
+        if (captured == name && index < target.segments.size()) return target.segments[index];
+    }
+    return {};
+}
+
+result<void> route_request::may_act_on(std::string_view named) const {
+    if (!grant) return {};  // the route asked for no token (it needs none, or the index is public)
+    return grant_covers(*grant, matched->needs, named);
+}
+
+}  // namespace wheelhouse::app

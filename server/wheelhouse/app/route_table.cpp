@@ -1,0 +1,82 @@
+#include "wheelhouse/app/route_table.hpp"
+
+#include <array>
+
+#include "wheelhouse/app/admin_routes.hpp"
+#include "wheelhouse/app/api_routes.hpp"
+#include "wheelhouse/app/file_routes.hpp"
+#include "wheelhouse/app/metrics_route.hpp"
+#include "wheelhouse/app/remote_routes.hpp"
+#include "wheelhouse/app/simple_routes.hpp"
+#include "wheelhouse/app/static_routes.hpp"
+#include "wheelhouse/app/upload_routes.hpp"
+#include "wheelhouse/transport/responses.hpp"
+
+namespace wheelhouse::app {
+namespace {
+
+route_answer liveness(route_context&, route_request& request) {
+    return transport::make_text_response(request.header(), http::status::ok, "serving");
+}
+
+// The subjects of refusals: "<action> need an API token: …".
+constexpr std::string_view private_reads = "reads of this private index";
+constexpr std::string_view uploads = "uploads";
+constexpr std::string_view registrations = "registrations of remote files";
+constexpr std::string_view tokens = "token lists and changes";
+
+using enum access;
+using enum body_kind;
+using enum lane;
+using scope = project_scope;
+constexpr auto tools = audience::package_tools;
+constexpr auto api = audience::json_api;
+
+// The order matters where two routes fit one path and method: the first one answers (so
+// "/simple/" is the list, not a project page with an empty name). A page's {project...} takes the
+// rest of the path, for the page's own 301s and 404s.
+// clang-format off
+constexpr std::array routes{
+    // methods      pattern                                     needs   scope           action                    audience body    runs on     handler
+    // The admin page and its files, which hold no data; liveness for load balancers; metrics.
+    route{get_head,   "/",                                        anyone, scope::none,    "",                       tools,   none,   io_thread,  static_file},
+    route{get_head,   "/static/{path...}",                        anyone, scope::none,    "",                       tools,   none,   io_thread,  static_file},
+    route{get_head,   "/healthz",                                 anyone, scope::none,    "",                       tools,   none,   io_thread,  liveness},
+    route{get_head,   "/metrics",                                 read,   scope::index,   "metrics reads",          tools,   none,   read_pool,  metrics_page},
+    // pip and uv: the simple index, its variant indexes, the files. Inline: a page is a cache hit
+    // (a miss still renders on the I/O thread, until misses move off it: issue 15, item 4), a file
+    // one indexed lookup before sendfile or a proxy thread takes over.
+    route{get_head,   "/simple[/]",                               read,   scope::listing, private_reads,            tools,   none,   io_thread,  simple_page},
+    route{get_head,   "/simple/{project...}",                     read,   scope::project, private_reads,            tools,   none,   io_thread,  simple_page},
+    route{get_head,   "/variants/{selector}[/]",                  read,   scope::none,    private_reads,            tools,   none,   io_thread,  variant_page},
+    route{get_head,   "/variants/{selector}/simple[/]",           read,   scope::listing, private_reads,            tools,   none,   io_thread,  variant_page},
+    route{get_head,   "/variants/{selector}/simple/{project...}", read,   scope::project, private_reads,            tools,   none,   io_thread,  variant_page},
+    route{get_head,   "/files/{sha256}/{filename}",               read,   scope::file,    private_reads,            tools,   none,   io_thread,  download_file},
+    // twine, curl -F and curl -T.
+    route{POST,       "/legacy[/]",                               upload, scope::body,    uploads,                  tools,   stream, ingest,     ingest_upload},
+    route{PUT,        "/api/v1/files/{filename}",                 upload, scope::file,    uploads,                  tools,   stream, ingest,     ingest_upload},
+    route{PUT,        "/api/v1/files[/]",                         upload, scope::none,    uploads,                  tools,   stream, ingest,     ingest_upload},
+    // The admin catalog's JSON, and scripts: reads that query, sort or read METADATA on the read
+    // pool, changes on the write pool.
+    route{get_head,   "/api/v1/projects[/]",                      read,   scope::listing, private_reads,            api,     none,   read_pool,  admin::list_projects},
+    route{get_head,   "/api/v1/projects/{project}[/]",            read,   scope::project, private_reads,            api,     none,   read_pool,  admin::project_detail},
+    route{get_head,   "/api/v1/projects/{project}/variants[/]",   read,   scope::project, private_reads,            tools,   none,   read_pool,  project_variants},
+    route{PUT | POST, "/api/v1/projects/{project}/status[/]",     admin,  scope::project, "project status changes", api,     json,   write_pool, admin::set_project_status},
+    route{get_head,   "/api/v1/files/{filename}[/]",              read,   scope::file,    private_reads,            api,     none,   read_pool,  admin::file_detail},
+    route{DELETE,     "/api/v1/files/{filename}[/]",              admin,  scope::file,    "deletions",              api,     none,   write_pool, admin::delete_file},
+    route{POST,       "/api/v1/files/{filename}/yank[/]",         admin,  scope::file,    "yanks",                  api,     json,   write_pool, admin::yank_file},
+    route{POST,       "/api/v1/files/{filename}/unyank[/]",       admin,  scope::file,    "un-yanks",               api,     json,   write_pool, admin::unyank_file},
+    route{get_head,   "/api/v1/tokens[/]",                        admin,  scope::index,   tokens,                   api,     none,   read_pool,  admin::list_tokens},
+    route{POST,       "/api/v1/tokens[/]",                        admin,  scope::index,   tokens,                   api,     json,   write_pool, admin::create_token},
+    route{DELETE,     "/api/v1/tokens/{name}[/]",                 admin,  scope::index,   tokens,                   api,     none,   write_pool, admin::revoke_token},
+    route{get_head,   "/api/v1/audit[/]",                         admin,  scope::index,   "audit log reads",        api,     none,   read_pool,  admin::read_audit},
+    route{POST,       "/api/v1/remote[/]",                        upload, scope::body,    registrations,            api,     json,   write_pool, registration::register_asset},
+    route{POST,       "/api/v1/import/github[/]",                 upload, scope::body,    registrations,            api,     json,   write_pool, registration::import_release},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const route> route_table() noexcept { return routes; }
+
+}  // namespace wheelhouse::app

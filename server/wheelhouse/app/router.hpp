@@ -1,0 +1,52 @@
+#pragma once
+// Finds a request's route in the table: the patterns are taken apart once, at start-up; each
+// request is matched against them segment by segment, with no allocation but its captures.
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelhouse/app/route.hpp"
+#include "wheelhouse/result.hpp"
+
+namespace wheelhouse::app {
+
+struct route_match {
+    const route* found = nullptr;      // the first route whose path and method fit
+    const route* same_path = nullptr;  // the first route whose path fits, whatever its methods
+    // Every method of the routes whose path fits: 0 means no route has this path (404),
+    // otherwise a request whose method is not among them gets 405 with these as Allow.
+    method_set allowed = 0;
+    std::vector<std::pair<std::string_view, std::size_t>> captures;  // of `found`
+};
+
+// Thread safety: const after construction; match() from any thread.
+class router {
+public:
+    // Refuses a malformed pattern with the reason (a programming error, found at start-up).
+    static result<router> build(std::span<const route> routes);
+
+    route_match match(http::verb method, const http_target::request_target& target) const;
+
+    // What a path that no route has gets: 404, and where that part of the server's pages are.
+    static std::string_view where_to_look(const http_target::request_target& target) noexcept;
+
+private:
+    struct segment {
+        enum class kind { literal, capture, rest } what = kind::literal;
+        std::string_view text;  // the literal, or the capture's name
+    };
+    struct compiled {
+        const route* declared = nullptr;
+        std::vector<segment> segments;
+        bool optional_slash = false;  // "[/]": a final empty segment may follow
+    };
+    static result<compiled> compile(const route& declared);
+    static bool fits(const compiled& pattern, const std::vector<std::string>& segments,
+                     std::vector<std::pair<std::string_view, std::size_t>>* captures);
+
+    std::vector<compiled> routes_;
+};
+
+}  // namespace wheelhouse::app

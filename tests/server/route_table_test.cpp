@@ -1,0 +1,291 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "test_server.hpp"
+#include "wheelhouse/app/route_access.hpp"
+#include "wheelhouse/app/route_table.hpp"
+#include "wheelhouse/app/router.hpp"
+#include "wheelhouse/auth/token_store.hpp"
+
+using namespace wheelhouse;
+using namespace wheelhouse::testing;
+
+namespace {
+
+constexpr std::string_view sample_project = "kernels";
+const std::string sample_file = "kernels-1.0-py3-none-any.whl";
+constexpr std::string_view boundary = "route-table-test-boundary";
+
+app::router table_router() {
+    auto built = app::router::build(app::route_table());
+    REQUIRE(built);
+    return std::move(built).value();
+}
+
+std::string make_token(test_server& server, std::string_view name, auth::scope scope,
+                       std::vector<std::string> projects = {}) {
+    auth::token_store tokens(server.catalog());
+    auto created = tokens.create(name, scope, projects, std::nullopt, "test");
+    REQUIRE(created);
+    return created->secret;
+}
+
+// A concrete target for a pattern: each capture takes a value the sample catalog has.
+std::string target_of(std::string_view pattern, const std::map<std::string, std::string>& samples) {
+    if (pattern.ends_with("[/]")) pattern.remove_suffix(3);
+    std::string out;
+    while (!pattern.empty()) {
+        const auto open = pattern.find('{');
+        out += pattern.substr(0, open);
+        if (open == std::string_view::npos) break;
+        const auto close = pattern.find('}', open);
+        std::string name(pattern.substr(open + 1, close - open - 1));
+        if (name.ends_with("...")) name.resize(name.size() - 3);
+        const auto sample = samples.find(name);
+        INFO("the route table walk has no sample for {" << name << "}: add one to the test's samples");
+        REQUIRE(sample != samples.end());
+        out += sample->second;
+        pattern.remove_prefix(close + 1);
+    }
+    return out;
+}
+
+const std::pair<app::method_bit, http::verb> every_method[] = {
+    {app::GET, http::verb::get},   {app::HEAD, http::verb::head},        {app::POST, http::verb::post},
+    {app::PUT, http::verb::put},   {app::DELETE, http::verb::delete_},
+};
+
+// Who asks: no token, one the index does not know, each scope, and an admin of other projects.
+struct caller {
+    std::string label;
+    std::string authorization;  // empty: none sent
+    std::optional<auth::scope> scope;
+    bool limited_elsewhere = false;
+};
+
+enum class verdict { allowed, unauthorized, forbidden, refused_by_body };
+
+// What the route's declaration promises this caller.
+verdict expected(const app::route& route, const caller& who, bool private_index) {
+    if (route.needs == app::access::anyone) return verdict::allowed;
+    if (route.needs == app::access::read && !private_index) return verdict::allowed;
+    if (!who.scope) return verdict::unauthorized;
+    const auto needed = route.needs == app::access::admin    ? auth::scope::admin
+                        : route.needs == app::access::upload ? auth::scope::upload
+                                                            : auth::scope::read;
+    if (*who.scope < needed) return verdict::forbidden;
+    if (!who.limited_elsewhere) return verdict::allowed;
+    switch (route.scope) {
+        case app::project_scope::none:
+        case app::project_scope::listing: return verdict::allowed;
+        case app::project_scope::body: return verdict::refused_by_body;
+        case app::project_scope::project:
+        case app::project_scope::file:
+        case app::project_scope::index: return verdict::forbidden;
+    }
+    return verdict::forbidden;
+}
+
+// The body a route's plan reads: the sample wheel for uploads (raw or as twine's form), an
+// empty object for the JSON writes.
+std::pair<std::string, std::string> body_for(const app::route& route, http::verb method, const std::string& wheel) {
+    if (route.body == app::body_kind::json) return {"application/json", "{}"};
+    if (route.body != app::body_kind::stream) return {};
+    if (method == http::verb::put) return {"application/octet-stream", wheel};
+    const std::string b(boundary);
+    std::string form = "--" + b + "\r\nContent-Disposition: form-data; name=\":action\"\r\n\r\nfile_upload\r\n";
+    form += "--" + b + "\r\nContent-Disposition: form-data; name=\"content\"; filename=\"" + sample_file +
+            "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + wheel + "\r\n--" + b + "--\r\n";
+    return {"multipart/form-data; boundary=" + b, form};
+}
+
+void walk_the_table(bool private_index) {
+    server_settings settings;
+    settings.app.private_index = private_index;
+    test_server server(settings);
+    const auto wheel = make_wheel("kernels", "1.0");
+    const auto file = server.ingest(wheel, sample_file);
+    const std::vector<caller> callers = {
+        {"no token", "", std::nullopt},
+        {"an unknown token", "Bearer wh_" + std::string(40, 'Q'), std::nullopt},
+        {"read", "Bearer " + make_token(server, "reader", auth::scope::read), auth::scope::read},
+        {"upload", "Bearer " + make_token(server, "uploader", auth::scope::upload), auth::scope::upload},
+        {"admin", "Bearer " + make_token(server, "root", auth::scope::admin), auth::scope::admin},
+        {"admin of other projects", "Bearer " + make_token(server, "elsewhere", auth::scope::admin, {"other-*"}),
+         auth::scope::admin, true},
+    };
+    const std::map<std::string, std::string> samples = {
+        {"project", std::string(sample_project)}, {"filename", sample_file}, {"sha256", file.sha256},
+        {"selector", "cu130"},                    {"name", "nobody"},        {"path", "js/app.mjs"},
+    };
+
+    // Every method the routes of one path declare: a method none declares gets 405 with them.
+    std::map<std::string, app::method_set> methods_of_path;
+    for (const auto& route : app::route_table()) methods_of_path[target_of(route.pattern, samples)] |= route.methods;
+
+    for (const auto& route : app::route_table()) {
+        const auto target = target_of(route.pattern, samples);
+        for (const auto& [bit, method] : every_method) {
+            if ((route.methods & bit) == 0) continue;
+            for (const auto& who : callers) {
+                CAPTURE(private_index, route.pattern, http::to_string(method), who.label);
+                auto [type, body] = body_for(route, method, wheel);
+                http::fields fields;
+                if (!who.authorization.empty()) fields.set(http::field::authorization, who.authorization);
+                if (!type.empty()) fields.set(http::field::content_type, type);
+                const auto response = server.request(method, target, fields, std::move(body));
+                const auto status = response.result_int();
+                CAPTURE(status, response.body());
+                CHECK(status < 500);
+                switch (expected(route, who, private_index)) {
+                    case verdict::allowed: CHECK((status != 401 && status != 403)); break;
+                    case verdict::unauthorized: {
+                        CHECK(status == 401);
+                        const std::string challenge(response[http::field::www_authenticate]);
+                        CHECK_THAT(challenge, Catch::StartsWith(route.answers == app::audience::json_api ? "Bearer " : "Basic "));
+                        break;
+                    }
+                    case verdict::forbidden: CHECK(status == 403); break;
+                    case verdict::refused_by_body: CHECK((status >= 400 && status != 401)); break;
+                }
+            }
+        }
+        CAPTURE(route.pattern);
+        const auto refused = server.request(http::verb::patch, target);
+        CHECK(refused.result_int() == 405);
+        CHECK(refused[http::field::allow] == app::allow_header(methods_of_path[target]));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("route table: every route, every method, every kind of caller, as declared", "[server][routes]") {
+    SECTION("a public index") { walk_the_table(false); }
+    SECTION("a private index") { walk_the_table(true); }
+}
+
+TEST_CASE("route table: only the page's files and liveness are open on a private index", "[server][routes]") {
+    std::set<std::string> open;
+    for (const auto& route : app::route_table()) {
+        if (route.needs == app::access::anyone) open.insert(std::string(route.pattern));
+        // A route that needs a token says what it is refused for.
+        if (route.needs != app::access::anyone) CHECK_FALSE(route.action.empty());
+    }
+    CHECK(open == std::set<std::string>{"/", "/static/{path...}", "/healthz"});
+}
+
+TEST_CASE("route table: paths match segment by segment, with captures and the trailing slash as declared",
+          "[server][routes]") {
+    const auto routes = table_router();
+    struct row {
+        std::string target;
+        http::verb method;
+        std::string pattern;  // "" for no route; "405 <allow>" for a path whose methods differ
+        std::string capture_name;
+        std::string capture;
+    };
+    const row table[] = {
+        {"/simple/", http::verb::get, "/simple[/]", "", ""},
+        {"/simple", http::verb::get, "/simple[/]", "", ""},
+        {"/simple/Flash_Attn/", http::verb::head, "/simple/{project...}", "project", "Flash_Attn"},
+        {"/simple/flash-attn", http::verb::get, "/simple/{project...}", "project", "flash-attn"},
+        {"/simple/a/b/", http::verb::get, "/simple/{project...}", "project", "a"},
+        {"/simple/", http::verb::post, "405 GET, HEAD", "", ""},
+        {"/", http::verb::get, "/", "", ""},
+        {"/static/js/app.mjs", http::verb::get, "/static/{path...}", "path", "js"},
+        {"/static", http::verb::get, "", "", ""},
+        {"/healthz/", http::verb::get, "", "", ""},
+        {"/legacy/", http::verb::post, "/legacy[/]", "", ""},
+        {"/legacy", http::verb::get, "405 POST", "", ""},
+        {"/api/v1/files/x.whl", http::verb::put, "/api/v1/files/{filename}", "filename", "x.whl"},
+        {"/api/v1/files/x.whl", http::verb::get, "/api/v1/files/{filename}[/]", "filename", "x.whl"},
+        {"/api/v1/files/x.whl", http::verb::post, "405 GET, HEAD, PUT, DELETE", "", ""},
+        {"/api/v1/files/", http::verb::put, "/api/v1/files[/]", "", ""},
+        {"/api/v1/files/", http::verb::get, "405 PUT", "", ""},
+        {"/api/v1/projects/p/status/", http::verb::post, "/api/v1/projects/{project}/status[/]", "project", "p"},
+        {"/api/v1/projects/p/status", http::verb::get, "405 POST, PUT", "", ""},
+        {"/api/v1/tokens", http::verb::post, "/api/v1/tokens[/]", "", ""},
+        {"/api/v1/tokens/ci", http::verb::delete_, "/api/v1/tokens/{name}[/]", "name", "ci"},
+        {"/api/v1/nothing", http::verb::get, "", "", ""},
+        {"/variants/cu130/simple/nunchaku/", http::verb::get, "/variants/{selector}/simple/{project...}", "selector",
+         "cu130"},
+        {"/variants/cu130/other/", http::verb::get, "", "", ""},
+        {"/files/abc", http::verb::get, "", "", ""},
+    };
+    for (const auto& [text, method, pattern, capture_name, capture] : table) {
+        CAPTURE(text, http::to_string(method));
+        auto target = http_target::parse(text);
+        REQUIRE(target);
+        const auto found = routes.match(method, *target);
+        if (pattern.empty()) {
+            CHECK(found.found == nullptr);
+            CHECK(found.allowed == 0);
+        } else if (pattern.starts_with("405 ")) {
+            CHECK(found.found == nullptr);
+            CHECK(app::allow_header(found.allowed) == pattern.substr(4));
+        } else {
+            REQUIRE(found.found != nullptr);
+            CHECK(found.found->pattern == pattern);
+            if (!capture_name.empty()) {
+                app::route_request request;
+                request.target = std::move(*target);
+                request.captures = found.captures;
+                CHECK(request.capture(capture_name) == capture);
+            }
+        }
+    }
+}
+
+TEST_CASE("route table: a malformed pattern is refused when the table is built", "[server][routes]") {
+    const auto handler = [](app::route_context&, app::route_request&) -> app::route_answer { return std::nullopt; };
+    for (const std::string_view pattern : {"no-slash", "/a/{open", "/a/{rest...}/b", "/a/{}"}) {
+        CAPTURE(pattern);
+        const app::route broken{app::GET, pattern, app::access::anyone, app::project_scope::none, "",
+                                app::audience::package_tools, app::body_kind::none, app::lane::io_thread, handler};
+        CHECK_FALSE(app::router::build(std::span(&broken, 1)));
+    }
+}
+
+// The project a token must cover, as each route finds it: normalised, from the filename of a
+// wheel or its .metadata, or none for what spans projects.
+TEST_CASE("route table: each read names the project a token must cover", "[server][routes]") {
+    server_settings settings;
+    settings.app.private_index = true;
+    test_server server(settings);
+    const std::string authorization = "Bearer " + make_token(server, "reader", auth::scope::read);
+    auth::token_store tokens(server.catalog());
+    const auto routes = table_router();
+    const auto [target, project] = GENERATE(table<std::string, std::string>({
+        {"/simple/", ""},
+        {"/simple/Flash_Attn/", "flash-attn"},
+        {"/simple/flash-attn", "flash-attn"},
+        {"/variants/cu130-torch2.10/simple/", ""},
+        {"/variants/cu130-torch2.10/simple/Nunchaku/", "nunchaku"},
+        {"/files/" + std::string(64, 'a') + "/flash_attn-2.8.3+cu130torch2.10-cp313-cp313-linux_x86_64.whl",
+         "flash-attn"},
+        {"/files/" + std::string(64, 'a') + "/flash_attn-2.8.3-py3-none-any.whl.metadata", "flash-attn"},
+        {"/files/" + std::string(64, 'a') + "/not-a-wheel.txt", ""},
+        {"/api/v1/projects/Zope.Interface/variants", "zope-interface"},
+        {"/api/v1/files/Flash_Attn-2.8.3-py3-none-any.whl", "flash-attn"},
+        {"/api/v1/tokens", ""},
+    }));
+    CAPTURE(target);
+    http::request_header<> header;
+    header.method(http::verb::get);
+    header.target(target);
+    header.set(http::field::authorization, authorization);
+    app::route_request request;
+    auto parsed = http_target::parse(target);
+    REQUIRE(parsed);
+    request.target = std::move(*parsed);
+    auto found = routes.match(http::verb::get, request.target);
+    REQUIRE(found.found != nullptr);
+    request.matched = found.found;
+    request.captures = found.captures;
+    const auto allowed = app::check_access(tokens, header, true, request);
+    if (request.matched->needs == app::access::read) CHECK(allowed);
+    CHECK(request.project == project);
+}
