@@ -158,6 +158,46 @@ TEST_CASE("server: a steady body may take longer than the read timeout", "[serve
     CHECK_THAT(answer, Catch::Contains("body: 40000"));
 }
 
+TEST_CASE("server: a refused body still coming is read and dropped, so the client reads the refusal",
+          "[server][transport][limits]") {
+    transport::session_limits limits;
+    limits.linger_timeout = 300ms;
+    limits.linger_time = 3s;
+    echo_server server(limits);
+    const std::string oversized = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n";
+    const std::string piece(64 * 1024, 'w');
+    // 413 at the headers; the client, like twine, sends its body before it reads the answer.
+    SECTION("while the body keeps coming, past the linger's timeout") {
+        raw_client client(server.port());
+        client.send(oversized);
+        bool all_taken = true;
+        for (int i = 0; i < 30 && all_taken; ++i) {  // 1.3 MB a second for 1.5 s
+            all_taken = client.send(piece, 1s);
+            std::this_thread::sleep_for(50ms);
+        }
+        CHECK(all_taken);
+        CHECK(answered_with(client.receive(2s), "HTTP/1.1 413", "larger than this server's limit"));
+    }
+    SECTION("for linger_time at most") {
+        raw_client client(server.port());
+        client.send(oversized);
+        const auto started = std::chrono::steady_clock::now();
+        while (client.send(piece, 1s) && std::chrono::steady_clock::now() - started < 10s)
+            std::this_thread::sleep_for(20ms);
+        const auto cut_after = std::chrono::steady_clock::now() - started;
+        CHECK(cut_after >= 2s);
+        CHECK(cut_after < 5s);
+    }
+    SECTION("and a trickle after the refusal ends at the linger's timeout") {
+        raw_client client(server.port());
+        client.send(oversized);
+        const auto started = std::chrono::steady_clock::now();
+        while (client.send("t", 1s) && std::chrono::steady_clock::now() - started < 10s)
+            std::this_thread::sleep_for(50ms);
+        CHECK(std::chrono::steady_clock::now() - started < 2s);
+    }
+}
+
 TEST_CASE("server: past the connection cap a client gets 503 at once, and those connected are still served",
           "[server][transport][limits]") {
     transport::session_limits limits;

@@ -227,8 +227,8 @@ void http_session::start_body(body_plan plan) {
 
 void http_session::begin_body() {
     reading_ = reading::body;
-    body_started_ = last_progress_ = clock::now();
-    body_received_ = 0;
+    paced_since_ = last_progress_ = clock::now();
+    paced_bytes_ = 0;
     chunk_extension_bytes_ = 0;
     arm_read_deadline();
     continue_reading();  // what came with the header first
@@ -351,7 +351,7 @@ void http_session::read_more() {
         buffer_.commit(bytes);
         if (bytes > 0) {
             last_progress_ = clock::now();
-            if (reading_ == reading::body) body_received_ += bytes;
+            paced_bytes_ += bytes;
         }
         if (ec) return on_read_failed(ec);
         continue_reading();
@@ -386,34 +386,38 @@ void http_session::on_read_failed(error_code ec) {
 void http_session::answer_slow_body() {
     discard_body();
     const auto now = clock::now();
-    // The silence rule, else the rate rule, decided it (see body_deadline).
-    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - body_started_);
+    // The silence rule, else the rate rule, decided it (see paced_deadline).
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - paced_since_);
     const auto refused = now - last_progress_ >= limits_.read_timeout
                              ? stalled_body_refusal(limits_)
-                             : slow_body_refusal(limits_, body_received_, elapsed);
+                             : slow_body_refusal(limits_, paced_bytes_, elapsed);
     respond_and_close(refused.status, refused.message);
 }
 
-// A body's deadline is the earlier of two rules:
-// - silence: read_timeout after the last bytes arrived;
-// - rate: read_timeout after the body began, plus a second for every min_body_rate bytes
+http_session::clock::time_point http_session::read_deadline() const {
+    switch (reading_) {
+        case reading::header: return phase_deadline_;
+        case reading::body: return paced_deadline(limits_.read_timeout);
+        case reading::linger: return std::min(phase_deadline_, paced_deadline(limits_.linger_timeout));
+        case reading::nothing: break;
+    }
+    return clock::time_point::max();
+}
+
+// A body's (or a linger's) deadline is the earlier of two rules:
+// - silence: `grace` after the last bytes arrived;
+// - rate: `grace` after the phase began, plus a second for every min_body_rate bytes
 //   received (Apache's mod_reqtimeout MinRate works the same way).
 // The silence rule alone restarts on every byte, so a trickle of one byte a minute would never
 // end; a fixed deadline by size cannot know a chunked body's size and cuts a large upload on a
-// slow link. The rate rule ends a trickle at about read_timeout, while an upload of any size
-// that averages min_body_rate (4 KiB/s by default, a 4 GiB wheel in under 12 days) never meets it.
-http_session::clock::time_point http_session::read_deadline() const {
-    switch (reading_) {
-        case reading::header:
-        case reading::linger: return phase_deadline_;
-        case reading::nothing: return clock::time_point::max();
-        case reading::body: break;
-    }
-    const auto silence = last_progress_ + limits_.read_timeout;
+// slow link. The rate rule ends a trickle at about `grace`, while an upload of any size that
+// averages min_body_rate (4 KiB/s by default, a 4 GiB wheel in under 12 days) never meets it.
+http_session::clock::time_point http_session::paced_deadline(std::chrono::milliseconds grace) const {
+    const auto silence = last_progress_ + grace;
     if (limits_.min_body_rate == 0) return silence;
-    const std::chrono::duration<double> earned(static_cast<double>(body_received_) /
+    const std::chrono::duration<double> earned(static_cast<double>(paced_bytes_) /
                                                static_cast<double>(limits_.min_body_rate));
-    const auto rate = body_started_ + limits_.read_timeout + std::chrono::duration_cast<clock::duration>(earned);
+    const auto rate = paced_since_ + grace + std::chrono::duration_cast<clock::duration>(earned);
     return std::min(silence, rate);
 }
 
@@ -644,13 +648,18 @@ void http_session::finish_request() {
 
 void http_session::linger_and_close() {
     // Closing a socket with unread bytes sends a reset, which can destroy the response in the
-    // client's buffers before it reads it (RFC 9112 §9.6): end our half, and read and drop
-    // what the client still sends for a while.
+    // client's buffers before it reads it (RFC 9112 §9.6); twine sends a whole upload before it
+    // reads the 401 or 413 that came after the headers. So end our half, and read and drop what
+    // the client still sends while it keeps sending (session_limits). Time bounds it, not bytes:
+    // a cap in bytes would reset exactly the large uploads this is for, and the time bound caps
+    // the bytes at what the client's link carries in linger_time.
     error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec || draining_) return do_close();
     reading_ = reading::linger;
-    phase_deadline_ = clock::now() + limits_.linger_timeout;
+    paced_since_ = last_progress_ = clock::now();
+    paced_bytes_ = 0;
+    phase_deadline_ = paced_since_ + limits_.linger_time;
     arm_read_deadline();
     continue_reading();
 }

@@ -60,6 +60,7 @@ private:
     void answer_slow_body();
     // The read deadline: one timer, armed when a phase starts, re-armed lazily as it moves.
     clock::time_point read_deadline() const;
+    clock::time_point paced_deadline(std::chrono::milliseconds grace) const;
     void arm_read_deadline();
     void on_read_deadline();
 
@@ -115,10 +116,12 @@ private:
     bool read_pending_ = false;
     bool read_timed_out_ = false;
     bool read_timer_armed_ = false;
-    clock::time_point phase_deadline_;  // the header's or the linger's
-    clock::time_point body_started_;
+    clock::time_point phase_deadline_;  // the header's, or the linger's in all
+    // For the body's and the linger's deadline (paced_deadline): when the phase began, when its
+    // last bytes arrived, and how many it has read.
+    clock::time_point paced_since_;
     clock::time_point last_progress_;
-    std::uint64_t body_received_ = 0;
+    std::uint64_t paced_bytes_ = 0;
     std::size_t header_block_bytes_ = 0;
     std::size_t chunk_extension_bytes_ = 0;
 

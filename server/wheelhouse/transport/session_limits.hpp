@@ -18,11 +18,15 @@ struct session_limits {
     std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};   // silence inside a request
     std::chrono::milliseconds write_timeout{std::chrono::seconds(60)};  // a client not reading
     // After read_timeout, a body must have kept up this average rate; 0 turns the check off
-    // (http_session.cpp, body_deadline, says why a rate and not a fixed deadline).
+    // (http_session.cpp, paced_deadline, says why a rate and not a fixed deadline).
     std::uint64_t min_body_rate = 4 * 1024;  // bytes a second
-    // After a response that ends the connection, what the client still sends is read and dropped
-    // for this long, so its unread bytes do not reset the connection under the response.
+    // After a response that ends the connection (a 401 or 413 on an upload whose body is unread),
+    // what the client still sends is read and dropped, so its unread bytes do not reset the
+    // connection under the response. The linger lasts while the bytes keep coming: it ends after
+    // linger_timeout of silence, or below min_body_rate past linger_timeout, and at linger_time
+    // in all (nginx's lingering_timeout and lingering_time).
     std::chrono::milliseconds linger_timeout{std::chrono::seconds(2)};
+    std::chrono::milliseconds linger_time{std::chrono::seconds(30)};
     // Connections open at once, all clients together; a connection past it gets 503 at once.
     // 0: default_max_connections().
     std::size_t max_connections = 0;
