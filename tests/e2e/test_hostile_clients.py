@@ -4,8 +4,10 @@ everyone else from being served. Each refusal is a precise status with Connectio
 
 from __future__ import annotations
 
+import os
 import resource
 import socket
+import struct
 import threading
 import time
 import urllib.request
@@ -14,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from server_process import ServerProcess
+from test_uploads import make_token, twine
+from wheelbuilder import build_wheel
 
 CHUNKED_GET = b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
 
@@ -115,6 +119,46 @@ class Trickler:
         self.answer += read_until_closed(self.connection, 5)
         self.ended_after = time.monotonic() - self.started
         self.connection.close()
+
+
+class SlowLink:
+    """A relay between a client and the server that carries the client's bytes at `rate` bytes a
+    second through small socket buffers, and passes a reset on as a reset: a slow uplink. `ends`
+    records how each direction ended: "eof", or the error that ended it."""
+
+    def __init__(self, server: ServerProcess, rate: int):
+        self.server_address, self.rate = address(server), rate
+        self.ends: dict[str, str] = {}
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            client, _ = self.listener.accept()
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+            upstream = socket.socket()
+            upstream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 << 10)
+            upstream.connect(self.server_address)
+            for source, sink, name in ((client, upstream, "to server"), (upstream, client, "to client")):
+                threading.Thread(target=self._pump, args=(source, sink, name, (client, upstream)), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, name: str, both: tuple):
+        try:
+            while data := source.recv(16 << 10):
+                sink.sendall(data)
+                if name == "to server":
+                    time.sleep(len(data) / self.rate)
+            sink.shutdown(socket.SHUT_WR)
+            self.ends[name] = "eof"
+        except OSError as error:
+            self.ends[name] = error.strerror
+            for end in both:  # a reset from one side reaches the other as a reset
+                try:
+                    end.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    end.close()
+                except OSError:
+                    pass
 
 
 def join_all(clients: list[Trickler], timeout: float):
@@ -264,3 +308,25 @@ def test_framing_the_server_cannot_trust_is_refused_and_closed(tmp_path, start_s
     answer = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + fields + b"\r\n" + body, timeout=5)
     assert refused(answer, status, phrase), answer
     assert responses_in(answer) == 1  # the body was never taken for a request
+
+
+# --- a lingering close: a refused upload's client still hears why ---------------------------------
+
+def test_twine_on_a_slow_link_reads_the_401_of_a_bad_token_without_a_reset(tmp_path, wheelhouse_bin, start_server):
+    data = tmp_path / "data"
+    data.mkdir()
+    make_token(wheelhouse_bin, data, "ci")
+    server = start_server(data)
+    wheel = build_wheel(tmp_path, "big-kernels", "1.0.0", files={"big_kernels/kernel.so": os.urandom(6 << 20)})
+    # About 5 s to send: twine sends it all before reading the 401 that came after the headers.
+    link = SlowLink(server, 1 << 20)
+    uploaded = twine(link.url, "wh_" + "A" * 43, wheel)
+    said = " ".join((uploaded.stdout + uploaded.stderr).split())
+    assert uploaded.returncode != 0 and "401 Unauthorized" in said and "token is not valid here" in said, said
+    # The server read and dropped the whole body, so nothing reset the connection under its answer
+    # (a close with unread bytes does; RFC 9112 §9.6).
+    deadline = time.monotonic() + 5
+    while len(link.ends) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert link.ends == {"to client": "eof", "to server": "eof"}, link.ends
+    assert healthz(server) == 200
