@@ -135,7 +135,7 @@ TEST_CASE("server: a body that stops is answered 408 while the socket can still 
         const auto started = std::chrono::steady_clock::now();
         const auto answer = client.receive(3s);
         CHECK(answered_with(answer, "HTTP/1.1 408", "without pausing: nothing of its body arrived for 300 ms"));
-        CHECK(std::chrono::steady_clock::now() - started < 2s);
+        CHECK(std::chrono::steady_clock::now() - started < 3s);
     }
 }
 
@@ -161,8 +161,8 @@ TEST_CASE("server: a steady body may take longer than the read timeout", "[serve
 TEST_CASE("server: a refused body still coming is read and dropped, so the client reads the refusal",
           "[server][transport][limits]") {
     transport::session_limits limits;
-    limits.linger_timeout = 300ms;
-    limits.linger_time = 3s;
+    limits.linger_timeout = 800ms;  // long enough that a loaded machine's pauses do not end it
+    limits.linger_time = 4s;
     echo_server server(limits);
     const std::string oversized = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n";
     const std::string piece(64 * 1024, 'w');
@@ -171,7 +171,7 @@ TEST_CASE("server: a refused body still coming is read and dropped, so the clien
         raw_client client(server.port());
         client.send(oversized);
         bool all_taken = true;
-        for (int i = 0; i < 30 && all_taken; ++i) {  // 1.3 MB a second for 1.5 s
+        for (int i = 0; i < 40 && all_taken; ++i) {  // 1.3 MB a second for 2 s
             all_taken = client.send(piece, 1s);
             std::this_thread::sleep_for(50ms);
         }
@@ -185,8 +185,8 @@ TEST_CASE("server: a refused body still coming is read and dropped, so the clien
         while (client.send(piece, 1s) && std::chrono::steady_clock::now() - started < 10s)
             std::this_thread::sleep_for(20ms);
         const auto cut_after = std::chrono::steady_clock::now() - started;
-        CHECK(cut_after >= 2s);
-        CHECK(cut_after < 5s);
+        CHECK(cut_after >= 3s);
+        CHECK(cut_after < 6s);
     }
     SECTION("and a trickle after the refusal ends at the linger's timeout") {
         raw_client client(server.port());
@@ -194,7 +194,7 @@ TEST_CASE("server: a refused body still coming is read and dropped, so the clien
         const auto started = std::chrono::steady_clock::now();
         while (client.send("t", 1s) && std::chrono::steady_clock::now() - started < 10s)
             std::this_thread::sleep_for(50ms);
-        CHECK(std::chrono::steady_clock::now() - started < 2s);
+        CHECK(std::chrono::steady_clock::now() - started < 3s);
     }
 }
 
