@@ -3,8 +3,9 @@
 
 Generates (or reuses) a corpus of N projects (default 10,000 × 2 wheels), ingests it, starts
 `wheelhouse serve`, and runs wrk against each query the web page makes for its project list: the
-first page in every sort order, a page deep in the list, and searches that match a few projects
-or thousands. One connection (a person typing) and 16 (many admins, or a script). Nothing is
+first page in every sort order, a page deep in the list, searches that match a few projects
+or thousands, and the builds filters (CUDA, torch, SM, Python, lacks), whose figures compare with
+the unfiltered first page measured in the same run. One connection (a person typing) and 16 (many admins, or a script). Nothing is
 asserted; the figures go to stdout as Markdown and, whole, to bench/results/.
 
     /usr/bin/python3 bench/admin_projects.py                   # 10,000 projects
@@ -32,6 +33,13 @@ QUERIES = {
     "search 'flash' (few matches)": "/api/v1/projects?per_page=50&q=flash",
     "search 'Flash_Attn' (normalised)": "/api/v1/projects?per_page=50&q=Flash_Attn",
     "search 'a' (thousands of matches), most recent": "/api/v1/projects?per_page=50&q=a&sort=recent",
+    # The builds filters: one pass over every file's variant columns, then the page in SQL.
+    "with a cu130 build": "/api/v1/projects?per_page=50&cuda=cu130",
+    "without a cu130 build": "/api/v1/projects?per_page=50&cuda=cu130&lacks=1",
+    "with a cu128 · torch2.8 · sm89 build, most recent": "/api/v1/projects?per_page=50&cuda=cu128&torch=2.8&sm=sm89&sort=recent",
+    "with a build for cp312": "/api/v1/projects?per_page=50&python=cp312",
+    "search 'a' with a torch2.10 build": "/api/v1/projects?per_page=50&q=a&torch=2.10",
+    "the filters' words (GET /api/v1/variants)": "/api/v1/variants",
 }
 
 
@@ -83,7 +91,8 @@ def main() -> None:
     print("| --- | ---: | ---: | ---: |")
     for row in report["rows"]:
         one, many = row["c1"], row["c16"]
-        print(f"| {row['query']} | {row['total']:,} | {one['requests_per_second']:,.0f}, "
+        matches = "—" if row["total"] is None else f"{row['total']:,}"  # the words list has no total
+        print(f"| {row['query']} | {matches} | {one['requests_per_second']:,.0f}, "
               f"{one['latency_p50_us'] / 1000:.2f} ms, {one['latency_p99_us'] / 1000:.2f} ms | "
               f"{many['requests_per_second']:,.0f}, {many['latency_p99_us'] / 1000:.2f} ms |")
     print(f"\nwritten: {save_results(report, f'admin-projects-{args.projects}').relative_to(REPO_ROOT)}")

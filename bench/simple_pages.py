@@ -194,10 +194,12 @@ def run_wrk(url: str, accept: str, args: argparse.Namespace, duration: int, scri
 class Wheelhouse:
     """`wheelhouse serve` on a free loopback port, timed from exec to its listening line."""
 
-    def __init__(self, binary: pathlib.Path, data: pathlib.Path, threads: int, log_path: pathlib.Path, nice: int):
+    def __init__(self, binary: pathlib.Path, data: pathlib.Path, threads: int, log_path: pathlib.Path, nice: int,
+                 access_log: str = "off", stdout_path: pathlib.Path | None = None):
         self.command = [str(binary), "serve", "--listen", "127.0.0.1:0", "--data", str(data), "--threads",
-                        str(threads), "--access-log", "off"]
+                        str(threads), "--access-log", access_log]
         self.log_path = log_path
+        self.stdout_path = stdout_path  # where standard output (an access log of "-") goes; else nowhere
         self.nice = nice
         self.process: subprocess.Popen | None = None
         self.port = 0
@@ -206,8 +208,11 @@ class Wheelhouse:
 
     def start(self, timeout: float = 60.0) -> None:
         started = time.monotonic()
-        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout = open(self.stdout_path, "wb") if self.stdout_path else subprocess.DEVNULL
+        self.process = subprocess.Popen(self.command, stdout=stdout, stderr=subprocess.PIPE,
                                         preexec_fn=at_priority(self.nice))
+        if self.stdout_path:
+            stdout.close()  # the server holds its own copy
         log = open(self.log_path, "wb")
         deadline = started + timeout
         while True:
@@ -273,7 +278,7 @@ events {{
     worker_connections 4096;
 }}
 http {{
-    access_log off;
+    {access_log}
     sendfile on;
     tcp_nopush on;
     tcp_nodelay on;
@@ -308,10 +313,12 @@ NGINX_SERVER = """    server {{
 class Nginx:
     """nginx in the foreground with its own prefix: one loopback port per page format."""
 
-    def __init__(self, prefix: pathlib.Path, workers: int, sites: dict[str, dict], nice: int):
+    def __init__(self, prefix: pathlib.Path, workers: int, sites: dict[str, dict], nice: int,
+                 access_log: str = "access_log off;"):
         self.prefix = prefix
         self.nice = nice
         self.workers = workers
+        self.access_log = access_log  # the http block's logging directives
         self.sites = sites  # format -> {root, extension, content_type, cache_control, port}
         self.process: subprocess.Popen | None = None
 
@@ -320,7 +327,8 @@ class Nginx:
             (self.prefix / folder).mkdir(parents=True, exist_ok=True)
         servers = "".join(NGINX_SERVER.format(**site) for site in self.sites.values())
         conf = self.prefix / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(workers=self.workers, prefix=self.prefix, servers=servers))
+        conf.write_text(NGINX_CONF.format(workers=self.workers, prefix=self.prefix, servers=servers,
+                                          access_log=self.access_log))
         command = ["nginx", "-p", str(self.prefix), "-c", str(conf), "-e", str(self.prefix / "error.log")]
         # Running as root, nginx's workers would switch to nobody, who may not read the roots.
         if os.geteuid() == 0:

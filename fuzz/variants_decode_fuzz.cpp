@@ -26,12 +26,13 @@ std::string without_dots(std::string_view dotted) {
     return out;
 }
 
-// CUDA as the decoder reads it back: "cu" + MMm digits where they say it, else "cu<major>.<minor>".
+// CUDA as the decoder reads it back: "cu" + Mm or MMm digits where they say it (not "cu15",
+// a major alone), else "cu<major>.<minor>".
 std::string cuda_token(std::string_view cuda) {
     const auto dot = cuda.find('.');
     if (dot == std::string_view::npos) return "cu" + std::string(cuda);
     const auto major = cuda.substr(0, dot), minor = cuda.substr(dot + 1);
-    if (minor.size() == 1 && (major.size() == 1 || major.size() == 2)) return "cu" + without_dots(cuda);
+    if (minor.size() == 1 && (major.size() == 2 || (major.size() == 1 && major != "1"))) return "cu" + without_dots(cuda);
     return "cu" + std::string(major) + "." + std::string(minor);
 }
 

@@ -1,34 +1,38 @@
 // Variant selectors ("cu130-torch2.10-sm89"). The first line is a selector, the second a local
 // label standing for a file's variant. Beside memory safety, for a selector that parses:
-// - its canonical spelling, where it parses (issue 16: not always), has the same constraints
-//   and is its own canonical spelling;
+// - its canonical spelling parses, has the same constraints and is its own canonical spelling,
+//   and each of its other spellings (the 301s the index answers) parses to it;
 // - it speaks to the machine, and a build made exactly for it fits it (satisfies);
 // - fitting is monotone: a file that fits a selector fits it with any one word left out.
+// For the label, whether or not the selector parses: every selector the variants API could list
+// for its build (decode -> candidate selectors -> canonical spelling -> parse) reads back as
+// itself and lists the build (the same round trip as tests/unit's property test over tests/data).
 
+#include <span>
 #include <string>
 #include <vector>
 
 #include "fuzz_support.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 #include "wheelhouse/variants/selector.hpp"
+#include "wheelhouse/variants/variant_view.hpp"
 
 namespace {
 
 using wheelhouse::variants::build_variant;
 using wheelhouse::variants::selector;
 
-// Issue 16, not checked yet: the canonical spelling of every selector that parses should parse.
-// Today some do not ("cu18.90" is CUDA 18.90, spelled "cu1890", which no word reads).
-constexpr bool issue_16_canonical_spelling_always_parses = false;
-
 void check_canonical(std::string_view text, const selector& parsed) {
     const std::string canonical = parsed.canonical();
     auto again = wheelhouse::variants::parse_selector(canonical);
-    if (!issue_16_canonical_spelling_always_parses && !again) return;
     WHEELHOUSE_FUZZ_CHECK(again.has_value(), std::string(text) + " has the canonical spelling " + canonical +
                                                  ", which is refused: " + (again ? "" : again.error().message));
     WHEELHOUSE_FUZZ_CHECK(again->constraints == parsed.constraints, std::string(text) + " vs " + canonical);
     WHEELHOUSE_FUZZ_CHECK(again->canonical() == canonical, std::string(text) + " vs " + canonical);
+    for (const auto& spelling : wheelhouse::variants::other_spellings(parsed)) {
+        auto other = wheelhouse::variants::parse_selector(spelling);
+        WHEELHOUSE_FUZZ_CHECK(other && other->canonical() == canonical, canonical + " spelled " + spelling);
+    }
 }
 
 // Each selector with one of `wanted`'s words left out.
@@ -56,24 +60,26 @@ void check_fits_looser(const build_variant& file, const selector& wanted, std::s
     }
 }
 
-// Issue 16, not checked yet: a file's decoded variant, asked for by its own canonical selector
-// (decode -> selector -> parse), should fit it and be listed by that selector's index. Today
-// it is not so for every label (a "cu10.12" build's selector is "cu1012", which no word
-// reads), so this stays off until issue 16 lands; call it from the entry point there.
-[[maybe_unused]] void check_decoded_label_selector_round_trip(const build_variant& file) {
-    if (!wheelhouse::variants::speaks_to_machine(file)) return;
-    selector own{file};
-    own.constraints.unparsed.clear();
-    own.constraints.git_hash.reset();
-    own.constraints.build_date.reset();
-    auto again = wheelhouse::variants::parse_selector(own.canonical());
-    WHEELHOUSE_FUZZ_CHECK(again.has_value() && wheelhouse::variants::satisfies(file, *again), own.canonical());
+void check_decoded_label_selector_round_trip(const build_variant& file, std::string_view label) {
+    wheelhouse::catalog::file_record record;
+    record.filename = "x-1-py3-none-any.whl";
+    record.normalized_version = "1";
+    record.variant = file;
+    for (const auto& candidate : wheelhouse::variants::candidate_selectors(file)) {
+        const std::string name = candidate.canonical();
+        auto again = wheelhouse::variants::parse_selector(name);
+        WHEELHOUSE_FUZZ_CHECK(again && again->constraints == candidate.constraints,
+                              std::string(label) + " is offered " + name + ", which reads as something else");
+        const auto listed = wheelhouse::variants::listed_files(std::span(&record, 1), *again);
+        WHEELHOUSE_FUZZ_CHECK(listed.size() == 1, std::string(label) + " is offered " + name + ", which lists nothing");
+    }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto lines = wheelhouse::fuzz::split(wheelhouse::fuzz::as_text(data, size), '\n');
+    if (lines.size() > 1) check_decoded_label_selector_round_trip(wheelhouse::variants::decode_local_label(lines[1]), lines[1]);
     auto parsed = wheelhouse::variants::parse_selector(lines[0]);
     if (!parsed) {
         WHEELHOUSE_FUZZ_CHECK(!parsed.error().message.empty(), std::string(lines[0]));

@@ -31,6 +31,6 @@ int main(int argc, char** argv) {
         // CLI11 prints the message (or the help); a usage error exits 2, as shells expect.
         return app.exit(failure) == 0 ? 0 : 2;
     }
-    spdlog::shutdown();  // drains the asynchronous access log before the process ends
+    spdlog::shutdown();  // flushes and drops the diagnostic loggers before static destruction
     return wheelhouse::cli::exit_status();
 }

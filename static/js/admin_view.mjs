@@ -1,5 +1,6 @@
-// Tokens (create, with the secret shown once; revoke) and the audit log. Both need an admin
-// token for every project: the API refuses others, and this page shows its message.
+// Tokens (create, with the secret shown once; revoke) and the audit log, paged and filtered by
+// the server (action, actor, text or a short hash). Both need an admin token for every
+// project: the API refuses others, and this page shows its message.
 
 import {api, enc, token} from './api.mjs';
 import {add, clear, copyButton, el, timeElement} from './dom.mjs';
@@ -14,12 +15,85 @@ export async function showAdmin(target, stillCurrent) {
   const audit = el('section', {id: 'audit'}, el('h2', null, 'Audit log'));
   add(target, tokens, audit);
 
-  const [tokenList, log] = await Promise.allSettled([api('tokens'), api('audit?limit=200')]);
+  const [tokenList] = await Promise.allSettled([api('tokens'), auditLog(audit, stillCurrent)]);
   if (!stillCurrent()) return;
   if (tokenList.status === 'fulfilled') add(tokens, tokenTable(tokenList.value.tokens), createForm());
   else add(tokens, el('p', {class: 'error-text'}, tokenList.reason.message));
-  if (log.status === 'fulfilled') add(audit, auditTable(log.value.entries));
-  else add(audit, el('p', {class: 'error-text'}, log.reason.message));
+}
+
+const AUDIT_PER_PAGE = 50;
+
+// The audit log a page at a time, newest first, with its filters; the address is not touched
+// (the log is a tool, not a place to link to).
+async function auditLog(section, stillCurrent) {
+  const state = {action: '', actor: '', q: '', page: 1};
+  const action = el('select', {id: 'audit-action', 'aria-label': 'Action'}, el('option', {value: ''}, 'every action'));
+  const actor = el('input', {type: 'search', id: 'audit-actor', placeholder: 'who (exactly)', autocomplete: 'off',
+    spellcheck: false, 'aria-label': 'Actor'});
+  const search = el('input', {type: 'search', id: 'audit-search', placeholder: 'file, project, text or short hash',
+    autocomplete: 'off', spellcheck: false, 'aria-label': 'Search the audit log'});
+  const count = el('p', {class: 'muted', id: 'audit-count'});
+  const body = el('div');
+  const pager = el('nav', {class: 'pager', id: 'audit-pager', 'aria-label': 'Audit pages'});
+  add(section, el('form', {class: 'filters', id: 'audit-filters', on: {submit: (event) => event.preventDefault()}},
+    action, actor, search), count, body, pager);
+
+  let controller = null;
+  async function load() {
+    if (!stillCurrent()) return;
+    controller?.abort();
+    controller = new AbortController();
+    const query = new URLSearchParams({page: String(state.page), per_page: String(AUDIT_PER_PAGE)});
+    for (const key of ['action', 'actor', 'q']) if (state[key]) query.set(key, state[key]);
+    let answer;
+    try {
+      answer = await api(`audit?${query}`, {signal: controller.signal});
+    } catch (failure) {
+      if (failure.name === 'AbortError' || !stillCurrent()) return;
+      add(clear(body), el('p', {class: 'error-text'}, failure.message));
+      section.querySelector('#audit-filters').hidden = true;
+      return;
+    }
+    if (!stillCurrent()) return;
+    for (const name of answer.actions) {
+      if (![...action.options].some((option) => option.value === name)) action.append(el('option', {value: name}, name));
+    }
+    count.textContent = `${answer.total} ${answer.total === 1 ? 'entry' : 'entries'}`;
+    add(clear(body), auditTable(answer.entries));
+    clear(pager);
+    if (answer.pages > 1) {
+      const go = (page) => () => { state.page = page; load(); };
+      add(pager,
+        el('button', {type: 'button', disabled: answer.page <= 1, on: {click: go(answer.page - 1)}}, '← Newer'),
+        el('span', null, ` page ${answer.page} of ${answer.pages} `),
+        el('button', {type: 'button', disabled: answer.page >= answer.pages, on: {click: go(answer.page + 1)}}, 'Older →'));
+    }
+  }
+  const refilter = (key, input) => {
+    let typing = null;
+    input.addEventListener(input.tagName === 'SELECT' ? 'change' : 'input', () => {
+      clearTimeout(typing);
+      typing = setTimeout(() => {
+        state[key] = input.value.trim();
+        state.page = 1;
+        load();
+      }, input.tagName === 'SELECT' ? 0 : 150);
+    });
+  };
+  refilter('action', action);
+  refilter('actor', actor);
+  refilter('q', search);
+  await load();
+}
+
+// A sha256 as its first twelve characters (enough to tell files apart, and what the search
+// takes); the whole of it in the title and on copy.
+const SHA256 = /^[0-9a-f]{64}$/;
+function detailCell(detail) {
+  if (detail && SHA256.test(detail)) {
+    return [el('code', {class: 'hash short', title: detail}, detail.slice(0, 12)), copyButton(() => detail)];
+  }
+  return detail ?? '';
 }
 
 function tokenTable(tokens) {
@@ -85,5 +159,5 @@ function auditTable(entries) {
       el('td', null, entry.actor),
       el('td', null, entry.action),
       el('td', {class: 'wrap'}, link(entry)),
-      el('td', {class: 'wrap'}, entry.detail ?? ''))))));
+      el('td', {class: 'wrap'}, detailCell(entry.detail)))))));
 }

@@ -1,5 +1,6 @@
 // The variant matrix of one release as a grid: a row per Python (cp312, cp314t, py3), a column
-// per build family (CUDA × torch × SM, or ROCm, CPU, none), each cell the files of that pair.
+// per build family (CUDA × torch × SM, or ROCm, CPU, none) headed by its variant index
+// selector, each cell the files of that pair.
 
 import {naturalCompare} from './dom.mjs';
 
@@ -13,23 +14,21 @@ export function pythonLabel(build) {
 }
 
 function accelerator(variant) {
-  if (variant.cuda) return `CUDA ${variant.cuda}`;
-  if (variant.rocm) return `ROCm ${variant.rocm}`;
-  if (variant.xpu) return 'XPU';
-  if (variant.cpu) return 'CPU';
+  if (variant.cuda) return `cu${variant.cuda}`;
+  if (variant.rocm) return `rocm${variant.rocm}`;
+  if (variant.xpu) return 'xpu';
+  if (variant.cpu) return 'cpu';
   return '';
 }
 
-// "CUDA 13.0 · torch 2.10.0 · sm 8.9"; "any" for a build without a variant.
-export function familyLabel(variant) {
-  const parts = [accelerator(variant)];
-  if (variant.torch) parts.push(`torch ${variant.torch}${variant.torch_and_higher ? '+' : ''}`);
-  if (variant.sm) parts.push(`sm ${variant.sm}`);
-  if (variant.cxx11abi !== undefined) parts.push(`cxx11abi ${variant.cxx11abi ? 'TRUE' : 'FALSE'}`);
-  const label = parts.filter(Boolean).join(' · ');
-  return label || 'any';
+// The column a build goes in, in the words the variant indexes take: "cu130 · torch2.10 · sm89"
+// (the server's "family"); "any" only for a pure wheel, "no variant" for a platform build whose
+// name says nothing of the machine.
+export function familyLabel(build) {
+  return build.family;
 }
 
+// Columns sort by accelerator, then torch, SM and C++ ABI, as numbers where they are numbers.
 function familyKey(variant) {
   return [accelerator(variant), variant.torch ?? '', variant.sm ?? '', variant.cxx11abi ?? ''];
 }
@@ -42,23 +41,29 @@ function compareKeys(a, b) {
   return 0;
 }
 
-// {rows: ['cp312', ...], columns: [{label, key}], cells: Map('row\u0000column' -> [build])}
+// {rows: ['cp312', ...], columns: [{label, selectors: ['cu130-torch2.10-sm89']}],
+//  cells: Map('row\u0000label' -> [build])}. A column's selectors are its builds' first
+// (most specific) selectors, each once: the variant index that column answers.
 export function layoutMatrix(builds) {
   const rows = new Set();
   const columns = new Map();
   const cells = new Map();
   for (const build of builds) {
     const row = pythonLabel(build);
-    const label = familyLabel(build.variant);
+    const label = familyLabel(build);
     rows.add(row);
-    if (!columns.has(label)) columns.set(label, familyKey(build.variant));
+    if (!columns.has(label)) columns.set(label, {label, key: familyKey(build.variant), selectors: []});
+    const column = columns.get(label);
+    const selector = build.selectors?.[0];
+    if (selector && !column.selectors.includes(selector)) column.selectors.push(selector);
     const key = `${row}\u0000${label}`;
     if (!cells.has(key)) cells.set(key, []);
     cells.get(key).push(build);
   }
   return {
     rows: [...rows].sort(naturalCompare),
-    columns: [...columns].sort((a, b) => compareKeys(a[1], b[1])).map(([label]) => label),
+    columns: [...columns.values()].sort((a, b) => compareKeys(a.key, b.key))
+      .map(({label, selectors}) => ({label, selectors: selectors.sort(naturalCompare)})),
     cells,
   };
 }

@@ -1,6 +1,6 @@
 // One project: summary and requires-python from its newest METADATA, its status (PEP 792), and
-// per release (newest first, PEP 440) the variant matrix; a click on a cell gives the exact
-// pip and uv lines for that build.
+// per release (newest first, PEP 440) the variant matrix, each column headed by its variant
+// index; a click on a cell gives the exact pip and uv lines for that build.
 
 import {api, enc} from './api.mjs';
 import {add, clear, copyButton, el, formatBytes, timeElement} from './dom.mjs';
@@ -40,12 +40,12 @@ function releaseSection(project, release, install) {
   const {rows, columns, cells} = layoutMatrix(release.builds);
   const table = el('table', {class: 'matrix', dataset: {version: release.version}},
     el('thead', null, el('tr', null, el('th', {scope: 'col'}, 'Python'),
-      columns.map((column) => el('th', {scope: 'col'}, column)))),
+      columns.map((column) => columnHead(project, column)))),
     el('tbody', null, rows.map((row) => el('tr', null, el('th', {scope: 'row'}, row),
-      columns.map((column) => {
-        const builds = cells.get(`${row}\u0000${column}`) ?? [];
+      columns.map(({label}) => {
+        const builds = cells.get(`${row}\u0000${label}`) ?? [];
         if (builds.length === 0) return el('td', {class: 'cell-empty'}, '');
-        return el('td', {class: 'cell', dataset: {python: row, family: column}},
+        return el('td', {class: 'cell', dataset: {python: row, family: label}},
           builds.map((build) => el('div', {class: build.yanked === false ? 'build' : 'build yanked'},
             el('a', {href: `#/file/${enc(build.filename)}`, title: build.filename}, build.platform_tag),
             build.yanked === false ? null : el('span', {class: 'badge'}, 'yanked'),
@@ -55,6 +55,23 @@ function releaseSection(project, release, install) {
   return el('section', {class: 'release'},
     el('h2', null, release.version, el('span', {class: 'muted small'}, ` ${release.builds.length} ${release.builds.length === 1 ? 'file' : 'files'}`)),
     el('div', {class: 'table-wrap'}, table));
+}
+
+// A column's family and, beneath it, the variant index that serves it: one look answers "which
+// index do I give pip for this build?". A build that names no machine (a pure wheel, or a
+// platform build without a label) is listed by every variant index.
+function columnHead(project, column) {
+  const pageOf = (selector) => `/variants/${selector}/simple/${enc(project.name)}/`;
+  let indexes;
+  if (column.selectors.length > 0) {
+    indexes = column.selectors.map((selector) =>
+      el('a', {class: 'selector', href: pageOf(selector), title: `the variant index ${pageOf(selector)}`},
+        el('code', null, selector)));
+  } else {
+    indexes = el('span', {class: 'selector muted'}, 'in every index');
+  }
+  return el('th', {scope: 'col', dataset: {family: column.label}},
+    el('span', {class: 'family'}, column.label), indexes);
 }
 
 function showInstall(install, project, build) {

@@ -16,11 +16,15 @@ def wheelhouse_binary() -> str:
 
 
 class ServerProcess:
-    """One `wheelhouse serve` on 127.0.0.1:<free port>, with its access log in a file."""
+    """One `wheelhouse serve` on 127.0.0.1:<free port>, with its access log in a file (or where
+    `access_log` says: "-" puts it in stdout_path, which holds whatever the server writes there)."""
 
-    def __init__(self, data_dir: Path, *extra_args: str, env: dict | None = None, preexec_fn=None):
+    def __init__(self, data_dir: Path, *extra_args: str, env: dict | None = None, access_log: str | None = None,
+                 preexec_fn=None):
         self.data_dir = Path(data_dir)
         self.access_log = self.data_dir.parent / f"{self.data_dir.name}-access.log"
+        self.access_log_argument = access_log or str(self.access_log)
+        self.stdout_path = self.data_dir.parent / f"{self.data_dir.name}-stdout.log"
         self.stderr_path = self.data_dir.parent / f"{self.data_dir.name}-stderr.log"
         self.extra_args = list(extra_args)
         self.env = env
@@ -30,10 +34,11 @@ class ServerProcess:
 
     def start(self, timeout: float = 15.0) -> "ServerProcess":
         command = [wheelhouse_binary(), "serve", "--listen", "127.0.0.1:0", "--data", str(self.data_dir),
-                   "--access-log", str(self.access_log), *self.extra_args]
+                   "--access-log", self.access_log_argument, *self.extra_args]
         self._stderr = open(self.stderr_path, "wb")
+        self._stdout = open(self.stdout_path, "wb")
         environment = dict(os.environ, **(self.env or {}))
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr, env=environment,
+        self.process = subprocess.Popen(command, stdout=self._stdout, stderr=self._stderr, env=environment,
                                         preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + timeout
         pattern = re.compile(rb"listening on (http://[^/\s]+/)")
@@ -72,6 +77,7 @@ class ServerProcess:
                 self.process.wait()
                 raise RuntimeError("wheelhouse serve did not drain and exit after SIGTERM")
         self._stderr.close()
+        self._stdout.close()
         code = self.process.returncode
         self.process = None
         return code

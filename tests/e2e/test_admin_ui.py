@@ -30,6 +30,7 @@ FLASH = {
     "cu130_sm120": "flash_attn-2.8.3+cu130sm120torch2.10.0-cp312-cp312-linux_x86_64.whl",
     "free_threaded": "flash_attn-2.8.3+cu130sm89torch2.10.0-cp314-cp314t-linux_x86_64.whl",
     "older": "flash_attn-2.7.4+cu128torch2.8-cp312-cp312-linux_x86_64.whl",
+    "windows": "flash_attn-2.7.4-cp312-cp312-win_amd64.whl",  # a platform build without a variant
 }
 
 
@@ -61,7 +62,7 @@ def token(binary: pathlib.Path, data: pathlib.Path, name: str, scope: str) -> st
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory, wheelhouse_bin):
-    """flash-attn in five builds (one free-threaded), demo-kernels 1.0 and 1.1, a wheel with a
+    """flash-attn in six builds (one free-threaded, one for Windows without a label), demo-kernels 1.0 and 1.1, a wheel with a
     hostile summary, and a file to delete behind a page's back; served by the real binary."""
     from server_process import ServerProcess
 
@@ -115,21 +116,55 @@ def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, c
         "search_expected": ["flash-attn"],
         "matrix_project": "flash-attn",
         "matrix_version": "2.8.3",
-        "install_cell": ["cp312", "CUDA 13.0 · torch 2.10.0 · sm 8.9"],
+        "older_version": "2.7.4",
+        "install_cell": ["cp312", "cu130 · torch2.10 · sm89"],
         "hostile_project": "hostile-meta",
+        "with_cu130": ["flash-attn"],
+        "with_cu130_torch28": [],
+        "with_cu130_sm120": ["flash-attn"],
+        "without_cu130": ["demo-kernels", "hostile-meta", "stale-demo"],
     }, root)
 
     assert seen["search_rows"] == ["flash-attn"]
     assert "1 project" in seen["search_count"]
     assert seen["versions"] == ["2.8.3", "2.7.4"]  # newest first (PEP 440)
+    # Column heads in the words the indexes take (torch2.10 for 2.10.0, sm89), each with its
+    # variant index shown (issue 16 item 6); a Windows build without a label is not "any".
     assert seen["matrix"] == {
         "cp312": {
-            "CUDA 12.8 · torch 2.8": [FLASH["cu128"]],
-            "CUDA 13.0 · torch 2.10.0 · sm 8.9": [FLASH["cu130_sm89"]],
-            "CUDA 13.0 · torch 2.10.0 · sm 12.0": [FLASH["cu130_sm120"]],
+            "cu128 · torch2.8": [FLASH["cu128"]],
+            "cu130 · torch2.10 · sm89": [FLASH["cu130_sm89"]],
+            "cu130 · torch2.10 · sm120": [FLASH["cu130_sm120"]],
         },
-        "cp314t": {"CUDA 13.0 · torch 2.10.0 · sm 8.9": [FLASH["free_threaded"]]},
+        "cp314t": {"cu130 · torch2.10 · sm89": [FLASH["free_threaded"]]},
     }
+    assert seen["heads"] == {
+        "cu128 · torch2.8": ["/variants/cu128-torch2.8/simple/flash-attn/"],
+        "cu130 · torch2.10 · sm89": ["/variants/cu130-torch2.10-sm89/simple/flash-attn/"],
+        "cu130 · torch2.10 · sm120": ["/variants/cu130-torch2.10-sm120/simple/flash-attn/"],
+    }
+    assert seen["older_matrix"] == {"cp312": {"cu128 · torch2.8": [FLASH["older"]], "no variant": [FLASH["windows"]]}}
+    assert seen["older_heads"] == {"cu128 · torch2.8": ["/variants/cu128-torch2.8/simple/flash-attn/"],
+                                   "no variant": ["in every index"]}
+    # Each head's index lists the builds of its column; a build without a variant is in each.
+    windows = json.load(server.get("/variants/cu128-torch2.8/simple/flash-attn/",
+                                   {"Accept": "application/vnd.pypi.simple.v1+json"}))
+    assert FLASH["windows"] in {f["filename"] for f in windows["files"]}
+    for family, (index,) in seen["heads"].items():
+        listing = json.load(server.get(index, {"Accept": "application/vnd.pypi.simple.v1+json"}))
+        column = {name for row in seen["matrix"].values() for name in row.get(family, [])}
+        assert column <= {f["filename"] for f in listing["files"]}, (family, index)
+
+    # The filters: every word the builds name, server-side lists, kept in the address.
+    assert seen["filter_words"] == {"cuda": ["cu128", "cu130"], "torch": ["torch2.8", "torch2.10"],
+                                    "sm": ["sm89", "sm120"], "rocm": [], "python": ["cp312", "cp314t"]}
+    assert seen["with_cu130"] == ["flash-attn"]
+    assert seen["with_cu130_torch28"] == []
+    assert seen["with_cu130_sm120"] == ["flash-attn"]
+    assert seen["without_cu130"] == ["demo-kernels", "hostile-meta", "stale-demo"]
+    assert seen["without_count"] == "3 projects without a cu130 build"
+    assert "cuda=cu130" in seen["filter_address"] and "lacks=1" in seen["filter_address"]
+    assert seen["reloaded"] == seen["without_cu130"]
     assert seen["summary"] == "Flash attention kernels"
     assert seen["requires_python"] == ">=3.9"
     assert seen["file_name"] == FLASH["cu130_sm89"]
@@ -160,8 +195,10 @@ def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, c
     assert seen["pwned"] is False
 
     assert seen["phone_overflow"] <= 0, "the page is wider than a phone's screen"
+    assert seen["phone_list_overflow"] <= 0, "the filtered list is wider than a phone's screen"
     assert seen["dark_background"] != "rgb(255, 255, 255)"
-    for name in ("projects", "projects-search", "project", "file", "project-hostile", "project-phone", "projects-dark"):
+    for name in ("projects", "projects-search", "project", "file", "project-hostile", "project-phone", "projects-dark",
+                 "projects-filter-has", "projects-filter-lacks", "projects-filter-phone", "matrix"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 1000
 
 
@@ -205,6 +242,11 @@ def test_curation_yank_is_checked_by_the_api_and_pip_follows(browser_tools, cata
     assert ["e2e-admin", "create_token", "ci-from-the-page"] in seen["audit"]
     assert ["e2e-admin", "yank", yank_file] in seen["audit"]
     assert ["e2e-admin", "delete_file", "stale_demo-0.1-py3-none-any.whl"] in seen["audit"]
+    # The log filters by action, and a short hash as it shows finds that file's entries.
+    assert seen["audit_yanks"] == [["e2e-admin", "yank", yank_file]]
+    short, full = seen["audit_short_hash"]
+    assert len(short) == 12 and len(full) == 64 and full.startswith(short)
+    assert set(seen["audit_by_hash"]) <= {"add_file", "delete_file"} and "add_file" in seen["audit_by_hash"]
     assert seen["revoke_notice"] == "token ci-from-the-page is revoked"
     assert seen["low_scope"] == "token 'e2e-ci' has scope upload; token lists and changes need admin"
     for name in ("file-yanked", "file-stale", "admin"):

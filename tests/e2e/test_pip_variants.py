@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import subprocess
 import sys
 import urllib.error
 
@@ -28,6 +29,7 @@ LABELS = [
     "cu130torch2.10",            # torch 2.10, any GPU
     "cu130sm89torch2.10.0",      # torch 2.10, built for Ada (sm89) only
     "cu130sm120torch2.10.0",     # torch 2.10, built for Blackwell (sm120) only
+    "cu130sm90atorch2.10.0",     # torch 2.10, Hopper's arch-specific code (sm_90a): an H100 only
     "cu130torch2.11",            # the newest torch: wrong for everyone still on 2.10
 ]
 
@@ -97,7 +99,9 @@ def test_variant_index_installs_exactly_the_machines_build_and_its_dependency(in
 
 @pytest.mark.parametrize("selector, build", [
     ("cu130-torch2.10-sm120", "cu130sm120torch2.10.0"),  # sm120 sorts below sm89 as text
-    ("cu130-torch2.10-sm90", "cu130torch2.10"),          # no Hopper build: the one for any GPU
+    ("cu130-torch2.10-sm90", "cu130sm90atorch2.10.0"),   # a 9.0 GPU runs sm_90a code (issue 16 item 4)
+    ("cu130-torch2.10-sm100", "cu130torch2.10"),         # no Blackwell build: the one for any GPU
+    ("cu130-torch2.10-sm89", MACHINE_BUILD),             # sm_90a code does not run on 8.9
     ("cu130-torch2.10", "cu130torch2.10"),               # GPU not named: never a one-GPU build
     ("cu128-torch2.8", "cu128torch2.8"),                 # 12.8 named exactly beats "any 12.x"
     ("cu126-torch2.8", "cu12torch2.8cxx11abiTRUE"),      # only the any-12.x build fits CUDA 12.6
@@ -117,6 +121,61 @@ def test_a_selector_in_another_spelling_redirects_and_still_installs(index, pip,
         "--index-url", index.url + "variants/SM89-torch2.10-cu130/simple/", "flash_attn")
     versions = [item["metadata"]["version"] for item in json.loads(report.read_text())["install"]]
     assert f"{RELEASE}+{MACHINE_BUILD}" in versions
+
+
+# What people copy (issue 16 item 3): the wheel's own label, underscores, torch.__version__ with
+# nvidia-smi's compute capability.
+@pytest.mark.parametrize("spelling", ["cu130sm89torch2.10.0", "cu130_torch2.10_sm89", "torch2.10.0+cu130-sm8.9"])
+def test_the_spellings_people_copy_redirect_and_install_the_machines_build(index, pip, tmp_path, spelling):
+    report = tmp_path / "report.json"
+    pip("install", "--dry-run", "--ignore-installed", "--report", str(report),
+        "--index-url", index.url + f"variants/{spelling}/simple/", "flash_attn")
+    versions = [item["metadata"]["version"] for item in json.loads(report.read_text())["install"]]
+    assert versions == [f"{RELEASE}+{MACHINE_BUILD}", "0.8.1"]
+
+
+def readme_selector_snippet() -> str:
+    """The Python of README's "To print your selector" snippet, as written there."""
+    text = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    after = text.split("To print your selector", 1)[1]
+    block = after.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert block.startswith("python -c '") and block.rstrip().endswith("'"), block
+    return block[len("python -c '"):].rstrip()[:-1]
+
+
+# torch as each machine reports it: version.cuda, version.hip, __version__, the GPU's capability.
+MACHINES = [
+    ("13.0", None, "2.10.0+cu130", (9, 0), "cu130-torch2.10-sm90", "cu130sm90atorch2.10.0"),   # H100
+    ("13.0", None, "2.10.0+cu130", (8, 9), "cu130-torch2.10-sm89", MACHINE_BUILD),             # RTX 4090
+    ("12.8", None, "2.8.0+cu128", (12, 0), "cu128-torch2.8-sm120", "cu128torch2.8"),          # RTX 5090
+    ("12.10", None, "2.8.0+cu12.10", (8, 0), "cu12.10-torch2.8-sm80", "cu12torch2.8cxx11abiTRUE"),
+    (None, "6.4.43482", "2.8.0+rocm6.4", None, "rocm6.4-torch2.8", None),
+]
+
+
+@pytest.mark.parametrize("cuda, hip, version, capability, printed, build", MACHINES,
+                         ids=[machine[4] for machine in MACHINES])
+def test_the_readme_snippet_prints_a_selector_the_index_reads_as_it_is(index, pip, tmp_path, cuda, hip, version,
+                                                                       capability, printed, build):
+    fake = tmp_path / "machine"  # torch is not installed here: a module that reports this machine
+    fake.mkdir()
+    (fake / "torch.py").write_text(
+        f"import types\n__version__ = {version!r}\nversion = types.SimpleNamespace(cuda={cuda!r}, hip={hip!r})\n"
+        f"cuda = types.SimpleNamespace(is_available=lambda: {capability is not None!r},\n"
+        f"                             get_device_capability=lambda: {capability!r})\n")
+    result = subprocess.run([sys.executable, "-c", readme_selector_snippet()], capture_output=True, text=True,
+                            env={"PYTHONPATH": str(fake), "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == printed
+    with index.get(f"/variants/{printed}/simple/") as response:  # 200, not a redirect
+        assert response.url == index.url + f"variants/{printed}/simple/"
+    if build is None:
+        return
+    report = tmp_path / "report.json"
+    pip("install", "--dry-run", "--ignore-installed", "--report", str(report),
+        "--index-url", index.url + f"variants/{printed}/simple/", "flash_attn")
+    versions = [item["metadata"]["version"] for item in json.loads(report.read_text())["install"]]
+    assert versions[0] == f"{RELEASE}+{build}"
 
 
 def test_a_selector_that_cannot_be_met_fails_with_the_reason(index, pip, tmp_path):

@@ -89,6 +89,74 @@ TEST_CASE("admin api: the project list searches normalised names, sorts and page
     CHECK(server.request(http::verb::post, "/api/v1/projects").result_int() == 405);
 }
 
+TEST_CASE("admin api: the project list filters by the builds a project has, or lacks", "[server][admin]") {
+    test_server server;
+    fill(server);
+    auto names = [&](const std::string& target, const std::string& authorization = {}) {
+        http_response response = authorization.empty()
+                                     ? server.get(target)
+                                     : server.get(target, {{http::field::authorization, authorization}});
+        REQUIRE(response.result_int() == 200);
+        const auto page = parse_json(response);
+        std::vector<std::string> out;
+        for (const auto& project : page.at("projects").as_array()) out.emplace_back(project.at("name").as_string());
+        return out;
+    };
+    using list = std::vector<std::string>;
+    CHECK(names("/api/v1/projects?cuda=cu130") == list{"flash-attn"});
+    CHECK(names("/api/v1/projects?cuda=13.0&lacks=1") == list{"einops"});
+    CHECK(names("/api/v1/projects?torch=2.10&sm=sm8.9") == list{"flash-attn"});
+    CHECK(names("/api/v1/projects?sm=sm120").empty());
+    CHECK(names("/api/v1/projects?python=3.14t") == list{"einops", "flash-attn"});  // einops is pure
+    CHECK(names("/api/v1/projects?python=cp313&lacks=true") == list{"flash-attn"});
+    const auto filtered = parse_json(server.get("/api/v1/projects?cuda=cuda13.0&torch=torch2.10.0&lacks=1"));
+    CHECK(filtered.at("filters") == boost::json::object{{"cuda", "cu130"}, {"torch", "torch2.10"}, {"sm", nullptr},
+                                                        {"rocm", nullptr}, {"python", nullptr}, {"lacks", true}});
+    CHECK(filtered.at("total") == 1);
+
+    const auto wrong_axis = server.get("/api/v1/projects?cuda=torch2.10");
+    CHECK(wrong_axis.result_int() == 400);
+    CHECK(error_of(wrong_axis) == "cuda 'torch2.10' is not one cuda word; give one such as cu130, cu12 or 13.0");
+    CHECK(error_of(server.get("/api/v1/projects?lacks=maybe")) ==
+          "lacks is 'maybe'; give lacks=1 for the projects without such a build");
+    CHECK(error_of(server.get("/api/v1/projects?lacks=1")) ==
+          "lacks needs something to lack: give cuda, torch, sm, rocm or python beside it");
+
+    // The words the filters offer, as the builds name them.
+    const auto words = parse_json(server.get("/api/v1/variants"));
+    CHECK(words.at("cuda") == boost::json::array{"cu128", "cu130"});
+    CHECK(words.at("torch") == boost::json::array{"torch2.8", "torch2.10"});
+    CHECK(words.at("sm") == boost::json::array{"sm89"});
+    CHECK(words.at("rocm") == boost::json::array{});
+    CHECK(words.at("python") == boost::json::array{"cp312", "cp314t"});
+}
+
+TEST_CASE("admin api: on a private index the filters and their words show a limited token only its projects",
+          "[server][admin]") {
+    server_settings settings;
+    settings.app.private_index = true;
+    test_server server(settings);
+    fill(server);
+    server.ingest(make_wheel("vllm_rocm", "0.9.0+rocm6.4torch2.8"), "vllm_rocm-0.9.0+rocm6.4torch2.8-cp312-cp312-linux_x86_64.whl");
+    const auto limited = bearer(make_token(server, "rocm-team", auth::scope::read, {"vllm-*"}));
+    const auto everyone = bearer(make_token(server, "team", auth::scope::read));
+    CHECK(server.get("/api/v1/projects?cuda=cu130").result_int() == 401);
+    CHECK(server.get("/api/v1/variants").result_int() == 401);
+    auto total = [&](const std::string& target, const std::string& authorization) {
+        const auto response = server.get(target, {{http::field::authorization, authorization}});
+        REQUIRE(response.result_int() == 200);
+        return parse_json(response).at("total").as_int64();
+    };
+    CHECK(total("/api/v1/projects?cuda=cu130", everyone) == 1);
+    CHECK(total("/api/v1/projects?cuda=cu130", limited) == 0);
+    CHECK(total("/api/v1/projects?cuda=cu130&lacks=1", everyone) == 2);
+    CHECK(total("/api/v1/projects?cuda=cu130&lacks=1", limited) == 1);  // vllm-rocm, not einops
+    CHECK(total("/api/v1/projects?rocm=6.4", limited) == 1);
+    const auto words = parse_json(server.get("/api/v1/variants", {{http::field::authorization, limited}}));
+    CHECK(words.at("cuda") == boost::json::array{});
+    CHECK(words.at("rocm") == boost::json::array{"rocm6.4"});
+}
+
 TEST_CASE("admin api: a project has its releases newest first with the matrix and METADATA", "[server][admin]") {
     test_server server;
     fill(server);
@@ -258,6 +326,24 @@ TEST_CASE("admin api: yank, un-yank, delete and status, each in the audit log", 
     CHECK(history[0].at("action") == "unyank");
     CHECK(history[0].at("detail") == "fixed");
     CHECK(as_admin(http::verb::get, "/api/v1/audit?limit=0").result_int() == 400);
+
+    // Pages, an action filter, and a short hash as the page shows it finds the upload.
+    const auto second = parse_json(as_admin(http::verb::get, "/api/v1/audit?per_page=2&page=2"));
+    CHECK(second.at("page") == 2);
+    CHECK(second.at("per_page") == 2);
+    const auto total = second.at("total").as_int64();
+    CHECK(total >= 9);  // five uploads, four changes
+    CHECK(second.at("pages") == (total + 1) / 2);
+    CHECK(second.at("entries").as_array().size() == 2);
+    CHECK(second.at("entries").at(0).at("action") == "unyank");  // after set_status, delete_file
+    const auto yanks = parse_json(as_admin(http::verb::get, "/api/v1/audit?action=yank&actor=alice"));
+    CHECK(yanks.at("total") == 1);
+    CHECK(yanks.at("actions").as_array().size() >= 5);
+    const auto by_hash = parse_json(as_admin(http::verb::get, "/api/v1/audit?q=" + sha256.substr(0, 12)));
+    CHECK(by_hash.at("entries").at(0).at("action") == "delete_file");
+    CHECK(by_hash.at("entries").at(1).at("action") == "add_file");
+    CHECK(error_of(as_admin(http::verb::get, "/api/v1/audit?page=0")) ==
+          "'page' is '0'; give a whole number from 1 to 1000000000");
 }
 
 TEST_CASE("admin api: tokens are created with their secret once, listed without it, revoked", "[server][admin]") {

@@ -24,7 +24,7 @@ test_server::test_server(server_settings settings) {
     options.port = 0;
     options.threads = settings.threads;
     options.limits = settings.limits;
-    options.access_log = "off";
+    options.access_log = settings.access_log;
     options.metrics = &application_->metrics();
     server_ = std::make_unique<transport::server>(options, *application_);
     const auto opened_server = server_->open();

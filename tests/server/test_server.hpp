@@ -30,6 +30,7 @@ struct server_settings {
     transport::session_limits limits;
     app::app_settings app;
     unsigned threads = 2;
+    std::string access_log = "off";
     std::vector<app::route> extra_routes;  // test-only routes, answered after the route table's
 };
 

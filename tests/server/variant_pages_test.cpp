@@ -117,7 +117,7 @@ TEST_CASE("server: a variant index lists one best fit per build slot and every p
     }
 }
 
-TEST_CASE("server: variant index addresses have one spelling; bad selectors say why", "[server][variants]") {
+TEST_CASE("server: variant index addresses have one spelling and bad selectors say why", "[server][variants]") {
     test_server server;
     fill(server);
     struct row {
@@ -139,14 +139,27 @@ TEST_CASE("server: variant index addresses have one spelling; bad selectors say 
         {"/variants/cu130/simple/Flash_Attn/", 301, "/variants/cu130/simple/flash-attn/"},
         {"/variants/cu130/simple/flash-attn", 301, "/variants/cu130/simple/flash-attn/"},
         {"/variants/cu130/simple/flash-attn/", 200, ""},
+        // What people copy (issue 16 item 3): a wheel's label, underscores, nvidia-smi's sm8.9,
+        // torch.__version__, a dotted CUDA minor.
+        {"/variants/cu130sm89torch2.10.0/simple/flash-attn/", 301, "/variants/cu130-torch2.10.0-sm89/simple/flash-attn/"},
+        {"/variants/+cu130sm89torch2.10.0/simple/", 301, "/variants/cu130-torch2.10.0-sm89/simple/"},
+        {"/variants/cu130sm89/simple/", 301, "/variants/cu130-sm89/simple/"},
+        {"/variants/cu130_torch2.10/simple/", 301, "/variants/cu130-torch2.10/simple/"},
+        {"/variants/cu130-sm8.9/simple/", 301, "/variants/cu130-sm89/simple/"},
+        {"/variants/cu130-sm_89/simple/", 301, "/variants/cu130-sm89/simple/"},
+        {"/variants/torch2.10.0+cu130/simple/", 301, "/variants/cu130-torch2.10.0/simple/"},
+        {"/variants/torch2.10.0%2Bcu130/simple/", 301, "/variants/cu130-torch2.10.0/simple/"},
+        {"/variants/cuda12.10/simple/", 301, "/variants/cu12.10/simple/"},
+        {"/variants/cu130-sm90a/simple/", 301, "/variants/cu130-sm90/simple/"},  // a GPU is 9.0
         {"/variants/cu130/simple/nonexistent/", 404, "no project named 'nonexistent'"},
         {"/variants/cu130/simple/flash-attn/extra/", 404, "project pages are at /variants/cu130/simple/<project>/"},
         {"/variants/cu130/other/", 404, "variant indexes are at /variants/<selector>/simple/"},
         {"/variants/", 404, "variant indexes are at /variants/<selector>/simple/"},
         {"/variants", 404, "variant indexes are at"},
-        {"/variants/banana/simple/", 404, "unknown variant selector word 'banana'; one word each of: cuNNN"},
+        {"/variants/banana/simple/", 404, "unknown variant selector word 'banana'; use one word each of: cuNNN"},
         {"/variants/cu130-banana/simple/flash-attn/", 404, "rocmX.Y (rocm6.4), cpu, xpu, torchX.Y[.Z]"},
-        {"/variants/cu130sm89/simple/", 404, "joined by '-'"},
+        {"/variants/cu130sm89foo/simple/", 404, "written together as in a wheel's label"},
+        {"/variants/cu130-sm100f/simple/", 400, "names a family of GPUs, not one"},
         {"/variants/cu130-cu128/simple/", 400, "names a CUDA version twice"},
         {"/variants/cu130-cpu/simple/", 400, "more than one of CUDA, ROCm, cpu and xpu"},
         {"/variants/cpu-sm89/simple/", 400, "SM architecture without CUDA"},
@@ -169,6 +182,8 @@ TEST_CASE("server: variant index addresses have one spelling; bad selectors say 
     const auto stats = server.pages().stats();
     CHECK(stats.variant_scopes == 1);
     CHECK(stats.entries == 1);
+    // The dotted CUDA minor the redirect names is an index of its own.
+    CHECK(server.get("/variants/cu12.10/simple/").result_int() == 200);
 }
 
 TEST_CASE("server: variant pages are cached like /simple/ pages and follow the catalog", "[server][variants]") {

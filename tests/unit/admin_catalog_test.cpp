@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -14,6 +15,10 @@
 #include "wheelhouse/catalog/project_search.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/render/admin_json.hpp"
+
+// The filters below name only the parameters they give; g++ 12 would otherwise warn about the
+// designated initializers that leave the rest at their defaults.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 using namespace wheelhouse;
 using namespace wheelhouse::catalog;
@@ -219,6 +224,156 @@ TEST_CASE("project filter: the /simple/ list shows what auth::permits allows, an
     CHECK(every->size() == projects.size());
 }
 
+TEST_CASE("project search: which interpreters a wheel's tags install on", "[project_search]") {
+    struct row {
+        const char* python;
+        const char* abi;
+        const char* interpreter;
+        bool installs;
+    };
+    const row table[] = {
+        {"cp312", "cp312", "cp312", true},     {"cp312", "cp312", "cp311", false},
+        {"cp311.cp312", "cp311.cp312", "cp312", true},
+        {"cp39", "abi3", "cp312", true},        // the stable ABI, from 3.9 on
+        {"cp39", "abi3", "cp38", false},        {"cp39", "abi3", "cp314t", false},  // not free-threaded
+        {"cp314", "cp314t", "cp314t", true},    {"cp314", "cp314t", "cp314", false},
+        {"cp314", "cp314", "cp314t", false},    {"py3", "none", "cp314t", true},     // pure
+        {"py2.py3", "none", "cp312", true},     {"py312", "none", "cp312", true},
+        {"py312", "none", "cp313", false},      {"cp312", "none", "cp312", true},
+        {"pp310", "pypy310_pp73", "cp310", false},
+    };
+    for (const auto& [python, abi, interpreter, installs] : table) {
+        CAPTURE(python, abi, interpreter);
+        CHECK(installs_on_python(python, abi, interpreter) == installs);
+    }
+}
+
+TEST_CASE("project search: filter words parse as the variant indexes spell them, or as bare versions",
+          "[project_search]") {
+    auto parsed = [](build_filter_text text) {
+        auto filter = parse_build_filter(text);
+        REQUIRE(filter);
+        return *filter;
+    };
+    CHECK(parsed({.cuda = "cu130"}).wanted.canonical() == "cu130");
+    CHECK(parsed({.cuda = "13.0", .torch = "2.10", .sm = "12.0"}).wanted.canonical() == "cu130-torch2.10-sm120");
+    CHECK(parsed({.cuda = "cuda12.8", .sm = "sm_90a"}).wanted.canonical() == "cu128-sm90");
+    CHECK(parsed({.rocm = "6.4"}).wanted.canonical() == "rocm6.4");
+    CHECK(parsed({.torch = "torch2.10.0"}).wanted.canonical() == "torch2.10");  // a family, as heads say
+    CHECK(parsed({.python = "3.14t"}).python == std::optional<std::string>("cp314t"));
+    CHECK(parsed({.python = "cp312", .lacks = true}).lacks);
+    CHECK_FALSE(parsed({}).active());
+    struct refusal {
+        build_filter_text text;
+        const char* phrase;
+    };
+    const refusal refusals[] = {
+        {{.cuda = "torch2.10"}, "cuda 'torch2.10' is not one cuda word; give one such as cu130"},
+        {{.cuda = "cu130-sm89"}, "cuda 'cu130-sm89'"},
+        {{.sm = "banana"}, "sm 'banana'"},
+        {{.cuda = "cu130", .rocm = "6.4"}, "contradict"},
+        {{.python = "3"}, "python '3' is not an interpreter"},
+        {{.python = "cpython"}, "python 'cpython'"},
+        {{.lacks = true}, "lacks needs something to lack"},
+    };
+    for (const auto& [text, phrase] : refusals) {
+        CAPTURE(phrase);
+        const auto filter = parse_build_filter(text);
+        REQUIRE_FALSE(filter);
+        CHECK_THAT(filter.error().message, Catch::Contains(phrase));
+    }
+}
+
+TEST_CASE("project search: projects with, and without, a build for a GPU stack and an interpreter",
+          "[project_search]") {
+    temp_dir dir;
+    auto db = open_catalog(dir);
+    for (const char* filename : {
+             "flash_attn-2.8.3+cu130sm120torch2.10.0-cp312-cp312-linux_x86_64.whl",
+             "flash_attn-2.8.3+cu128torch2.8-cp311-cp311-linux_x86_64.whl",
+             "flash_attn_3-3.0.0+cu130sm90atorch2.10-cp39-abi3-linux_x86_64.whl",
+             "nunchaku-1.0.0+torch2.10-cp312-cp312-linux_x86_64.whl",  // says nothing of CUDA
+             "sageattention-2.2.0+cu12torch2.9.0andhigher-cp39-abi3-win_amd64.whl",
+             "vllm_rocm-0.9.0+rocm6.4torch2.8-cp312-cp312-linux_x86_64.whl",
+             "einops-0.8.1-py3-none-any.whl",
+             "xformers-0.0.30-cp314-cp314t-linux_x86_64.whl",
+         }) {
+        add(*db, filename, 1, 1'000);
+    }
+    auto listed = [&](build_filter_text text, project_filter visible = {}) {
+        project_query query;
+        auto filter = parse_build_filter(text);
+        REQUIRE(filter);
+        query.builds = *filter;
+        query.visible = std::move(visible);
+        auto page = search_projects(*db, query);
+        REQUIRE(page);
+        CHECK(page->total == static_cast<std::int64_t>(page->projects.size()));
+        return names(*page);
+    };
+    using list = std::vector<std::string>;
+    CHECK(listed({.cuda = "cu130"}) == list{"flash-attn", "flash-attn-3"});
+    // a cu12 build is one for CUDA 12.8; a torch-only build is one for no CUDA
+    CHECK(listed({.cuda = "cu128"}) == list{"flash-attn", "sageattention"});
+    CHECK(listed({.cuda = "cu130", .lacks = true}) ==
+          list{"einops", "nunchaku", "sageattention", "vllm-rocm", "xformers"});
+    CHECK(listed({.sm = "sm120"}) == list{"flash-attn"});
+    CHECK(listed({.sm = "sm90"}) == list{"flash-attn-3"});  // its sm90a build runs there
+    // the lower bound counts for every later torch
+    CHECK(listed({.torch = "torch2.10"}) == list{"flash-attn", "flash-attn-3", "nunchaku", "sageattention"});
+    CHECK(listed({.torch = "2.8"}) == list{"flash-attn", "vllm-rocm"});
+    CHECK(listed({.rocm = "rocm6.4"}) == list{"vllm-rocm"});
+    // one build must have all that is named: flash-attn's cu130 build is for torch 2.10, its
+    // torch 2.8 build for CUDA 12.8
+    CHECK(listed({.cuda = "cu130", .torch = "2.8"}).empty());
+    CHECK(listed({.cuda = "cu130", .torch = "2.10", .sm = "sm120"}) == list{"flash-attn"});
+    CHECK(listed({.python = "cp312"}) ==
+          list{"einops", "flash-attn", "flash-attn-3", "nunchaku", "sageattention", "vllm-rocm"});
+    CHECK(listed({.python = "cp314t"}) == list{"einops", "xformers"});
+    CHECK(listed({.cuda = "cu130", .python = "cp311"}) == list{"flash-attn-3"});  // abi3 from 3.9
+    CHECK(listed({.cuda = "cu130", .python = "cp38"}).empty());
+    CHECK(listed({.python = "cp314t", .lacks = true}) ==
+          list{"flash-attn", "flash-attn-3", "nunchaku", "sageattention", "vllm-rocm"});
+    // a project-limited token's list: the filter never shows what the token cannot see
+    CHECK(listed({.cuda = "cu130"}, project_filter{{"flash-attn-*"}}) == list{"flash-attn-3"});
+    CHECK(listed({.cuda = "cu130", .lacks = true}, project_filter{{"flash-attn*"}}).empty());
+    // pages and the count agree
+    project_query query;
+    query.builds = *parse_build_filter({.cuda = "cu130", .lacks = true});
+    query.per_page = 2;
+    query.page = 2;
+    auto page = search_projects(*db, query);
+    REQUIRE(page);
+    CHECK(page->total == 5);
+    CHECK(names(*page) == list{"sageattention", "vllm-rocm"});
+}
+
+TEST_CASE("project search: the filter words the visible builds name", "[project_search]") {
+    temp_dir dir;
+    auto db = open_catalog(dir);
+    for (const char* filename : {
+             "flash_attn-2.8.3+cu130sm120torch2.10.0-cp312-cp312-linux_x86_64.whl",
+             "flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp311-cp311-linux_x86_64.whl",
+             "flash_attn_3-3.0.0+cu130sm90atorch2.10-cp39-abi3-linux_x86_64.whl",
+             "vllm_rocm-0.9.0+rocm6.4torch2.8-cp312-cp312-linux_x86_64.whl",
+             "xformers-0.0.30+cu128sm80.sm100f-cp314-cp314t-linux_x86_64.whl",
+         }) {
+        add(*db, filename, 1, 1'000);
+    }
+    auto words = words_of_builds(*db, {});
+    REQUIRE(words);
+    using set = std::set<std::string>;
+    CHECK(words->cuda == set{"cu12", "cu128", "cu130"});
+    CHECK(words->torch == set{"torch2.10", "torch2.8"});
+    CHECK(words->sm == set{"sm100", "sm120", "sm80", "sm90"});
+    CHECK(words->rocm == set{"rocm6.4"});
+    CHECK(words->python == set{"cp311", "cp312", "cp314t", "cp39"});
+    auto limited = words_of_builds(*db, project_filter{{"vllm-*"}});
+    REQUIRE(limited);
+    CHECK(limited->cuda.empty());
+    CHECK(limited->rocm == set{"rocm6.4"});
+}
+
 TEST_CASE("download counter: days are UTC calendar days", "[download_counter]") {
     CHECK(utc_day(0) == "1970-01-01");
     CHECK(utc_day(86'399'999) == "1970-01-01");
@@ -296,12 +451,14 @@ TEST_CASE("audit: entries read back newest first, by target when asked", "[audit
     REQUIRE(db->set_project_status("einops", project_status::archived, std::string("moved"), "carol"));
     std::vector<audit_entry> all, about_file;
     REQUIRE(db->read_snapshot([&](sqlite::connection& connection) -> result<void> {
-        auto everything = read_audit(connection, 10, std::nullopt);
+        auto everything = read_audit(connection, audit_query{});
         if (!everything) return everything.error();
-        all = std::move(*everything);
-        auto some = read_audit(connection, 10, file.filename);
+        all = std::move(everything->entries);
+        audit_query about;
+        about.target = file.filename;
+        auto some = read_audit(connection, about);
         if (!some) return some.error();
-        about_file = std::move(*some);
+        about_file = std::move(some->entries);
         return {};
     }));
     REQUIRE(all.size() >= 3);
@@ -315,6 +472,62 @@ TEST_CASE("audit: entries read back newest first, by target when asked", "[audit
     CHECK(about_file[0].actor == "bob");
     CHECK(about_file[1].actor == "alice");
     CHECK(about_file[1].detail == std::optional<std::string>("broken"));
+}
+
+TEST_CASE("audit: pages, filters by actor and action, and a search that finds a short hash", "[audit]") {
+    temp_dir dir;
+    auto db = open_catalog(dir);
+    std::vector<file_record> files;
+    for (int i = 0; i < 12; ++i) files.push_back(add(*db, "demo-1.0." + std::to_string(i) + "-py3-none-any.whl", 1, 1));
+    REQUIRE(db->yank(files[3].filename, "Broken on SM120", "alice"));
+    REQUIRE(db->yank(files[4].filename, "broken too", "bob"));
+    auto read = [&](audit_query query) {
+        audit_page page;
+        REQUIRE(db->read_snapshot([&](sqlite::connection& connection) -> result<void> {
+            auto found = read_audit(connection, query);
+            if (!found) return found.error();
+            page = std::move(*found);
+            return {};
+        }));
+        return page;
+    };
+    audit_query query;
+    query.per_page = 5;
+    auto first = read(query);
+    CHECK(first.total == 14);
+    REQUIRE(first.entries.size() == 5);
+    CHECK(first.entries[0].actor == "bob");
+    CHECK(first.actions == std::vector<std::string>{"add_file", "yank"});
+    query.page = 3;
+    auto last = read(query);
+    REQUIRE(last.entries.size() == 4);
+    CHECK(last.entries.back().target == files[0].filename);  // the oldest, on the last page
+    query.page = 4;
+    CHECK(read(query).entries.empty());
+
+    audit_query yanks;
+    yanks.action = "yank";
+    CHECK(read(yanks).total == 2);
+    yanks.actor = "alice";
+    const auto by_alice = read(yanks);
+    REQUIRE(by_alice.total == 1);
+    CHECK(by_alice.entries[0].target == files[3].filename);
+    audit_query search;
+    search.search = "sm120";  // any case
+    CHECK(read(search).total == 1);
+    // the twelve first characters of a sha256, as the page shows them, find the upload
+    search.search = files[7].sha256.substr(0, 12);
+    const auto by_hash = read(search);
+    REQUIRE(by_hash.total == 1);
+    CHECK(by_hash.entries[0].action == "add_file");
+    CHECK(by_hash.entries[0].target == files[7].filename);
+
+    REQUIRE(db->read_snapshot([&](sqlite::connection& connection) -> result<void> {
+        audit_query before_first;
+        before_first.page = 0;
+        CHECK_FALSE(read_audit(connection, before_first));
+        return {};
+    }));
 }
 
 TEST_CASE("admin json: a file's details, METADATA as text and downloads", "[admin_json]") {

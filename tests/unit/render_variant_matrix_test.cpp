@@ -97,3 +97,39 @@ TEST_CASE("variant matrix: versions newest first, builds with their variant, sel
     CHECK(pure.at("variant") == json::object{});
     CHECK(pure.at("selectors") == json::array{});
 }
+
+TEST_CASE("variant matrix: each build's column in selector words, and the other spellings of its index",
+          "[render][variant_matrix]") {
+    const auto files = testing::file_records_for({
+        "flash_attn-2.8.3+cu130sm89torch2.10.0-cp312-cp312-linux_x86_64.whl",
+        "flash_attn-2.8.3+cu130torch2.10-cp312-cp312-linux_x86_64.whl",
+        "flash_attn-2.8.3+cu130torch2.10.0-cp311-cp311-linux_x86_64.whl",
+        "flash_attn-2.8.3-cp312-cp312-win_amd64.whl",
+        "flash_attn-2.8.3-py3-none-any.whl",
+    });
+    catalog::project_record project;
+    project.name = project.display_name = "flash-attn";
+    const auto page = json::parse(render::variant_matrix_json(project, files, {})).as_object();
+    const auto& builds = page.at("versions").at(0).at("builds").as_array();
+    REQUIRE(builds.size() == 5);
+    auto build = [&](std::string_view filename) {
+        for (const auto& one : builds) {
+            if (one.at("filename").as_string() == filename) return one.as_object();
+        }
+        FAIL("no build " << filename);
+        return json::object{};
+    };
+    const auto sm89 = build("flash_attn-2.8.3+cu130sm89torch2.10.0-cp312-cp312-linux_x86_64.whl");
+    CHECK(sm89.at("family") == "cu130 · torch2.10 · sm89");
+    CHECK(sm89.at("selectors").at(0) == "cu130-torch2.10-sm89");
+    CHECK(sm89.at("spellings") == json::array{"cu130sm89torch2.10", "cu130_torch2.10_sm89", "torch2.10+cu130-sm89",
+                                              "cu130-torch2.10-sm8.9", "cuda13.0-torch2.10-sm89"});
+    // torch 2.10 and 2.10.0 head one column, spelled once
+    CHECK(build("flash_attn-2.8.3+cu130torch2.10-cp312-cp312-linux_x86_64.whl").at("family") == "cu130 · torch2.10");
+    CHECK(build("flash_attn-2.8.3+cu130torch2.10.0-cp311-cp311-linux_x86_64.whl").at("family") == "cu130 · torch2.10");
+    // a Windows build without a label is not a pure wheel
+    const auto windows = build("flash_attn-2.8.3-cp312-cp312-win_amd64.whl");
+    CHECK(windows.at("family") == "no variant");
+    CHECK(windows.at("spellings") == json::array{});
+    CHECK(build("flash_attn-2.8.3-py3-none-any.whl").at("family") == "any");
+}

@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "wheelhouse/variants/selector.hpp"
 
 using namespace wheelhouse::variants;
@@ -31,6 +35,37 @@ TEST_CASE("variants: selectors parse into one canonical spelling", "[variants][s
         {"xpu", "xpu"},
         {"torch2.10.0", "torch2.10.0"},
         {"pt28-cu126", "cu126-torch2.8"},
+        // issue 16: what people copy. A wheel's own label, with or without its '+'
+        {"cu130sm89torch2.10.0", "cu130-torch2.10.0-sm89"},
+        {"+cu130sm89torch2.10.0", "cu130-torch2.10.0-sm89"},
+        {"cu12torch2.8cxx11abiTRUE", "cu12-torch2.8-cxx11abi1"},
+        {"cu130sm89", "cu130-sm89"},
+        // underscores, as a METADATA Version or a hand may write the label
+        {"cu130_torch2.10", "cu130-torch2.10"},
+        {"cu130_torch2.10_sm89", "cu130-torch2.10-sm89"},
+        // nvidia-smi's compute capability, nvcc's arch
+        {"sm8.9", "sm89"},
+        {"cu130-sm12.0", "cu130-sm120"},
+        {"sm_89", "sm89"},
+        {"SM_120-cu130", "cu130-sm120"},
+        // torch.__version__
+        {"torch2.10.0+cu130", "cu130-torch2.10.0"},
+        {"torch2.10.0+cu130-sm89", "cu130-torch2.10.0-sm89"},
+        {"torch2.8.0+rocm6.4", "rocm6.4-torch2.8.0"},
+        {"torch2.8.0+cpu", "cpu-torch2.8.0"},
+        // CUDA with its dot, as torch.version.cuda prints it
+        {"cuda13.0", "cu130"},
+        {"cu12.8-torch2.8", "cu128-torch2.8"},
+        {"cuda9.2", "cu92"},
+        // a GPU that runs sm_90a code is a compute capability 9.0
+        {"sm90a", "sm90"},
+        {"cu130-torch2.10-sm90a", "cu130-torch2.10-sm90"},
+        // issue 16 item 8: a two-digit minor has no compact spelling; cu1210 would read as nothing
+        {"cuda12.10", "cu12.10"},
+        {"cu12.10", "cu12.10"},
+        {"cu10.12", "cu10.12"},
+        {"cu18.90-torch2.10", "cu18.90-torch2.10"},
+        {"cu321", "cu321"},
     };
     for (const auto& [text, canonical] : table) {
         CAPTURE(text);
@@ -57,7 +92,22 @@ TEST_CASE("variants: bad selectors are refused with the reason", "[variants][sel
         {"", error_kind::invalid, "empty"},
         {"banana", error_kind::not_found, "unknown variant selector word 'banana'"},
         {"cu130-banana", error_kind::not_found, "cuNNN"},
-        {"cu130sm89", error_kind::not_found, "joined by '-'"},
+        {"cu130sm89foo", error_kind::not_found, "written together as in a wheel's label"},
+        // written together, a contradiction is still one
+        {"cu130cu128", error_kind::invalid, "a CUDA version twice"},
+        {"cu130sm89torch2.10-torch2.8", error_kind::invalid, "a torch version twice"},
+        {"sm80sm90", error_kind::invalid, "a GPU architecture twice"},
+        {"sm80.sm90", error_kind::invalid, "a GPU architecture twice"},
+        {"cu130-sm89-sm8.9", error_kind::invalid, "a GPU architecture twice"},
+        // a family of GPUs is no machine: which of them runs the selector's builds?
+        {"sm100f", error_kind::invalid, "names a family of GPUs"},
+        {"cu130sm120ftorch2.10", error_kind::invalid, "compute capability"},
+        {"+", error_kind::invalid, "empty word"},
+        {"torch2.10+", error_kind::invalid, "empty word"},
+        {"cu9", error_kind::not_found, "unknown"},
+        {"torch0.123", error_kind::not_found, "unknown"},
+        {"rocm21.a", error_kind::not_found, "unknown"},
+        {"rocm21", error_kind::not_found, "unknown"},
         {"g1a2b3c4d", error_kind::not_found, "unknown"},
         {"torch2.10andhigher", error_kind::not_found, "unknown"},
     };
@@ -103,6 +153,22 @@ TEST_CASE("variants: which builds fit a selector", "[variants][selector]") {
         {"g1a2b3c4d", "cu130-torch2.10", true},  // no machine dimension at all
         {"cu130sm80.sm90", "cu130-sm90", true},  // fat binary
         {"xpu", "xpu", true},
+        // issue 16 item 4: arch-specific code runs on exactly its compute capability, family code
+        // on its family from its minor up (NVIDIA CUDA Programming Guide, "Feature Availability")
+        {"cu130sm90atorch2.10", "cu130-sm90", true},
+        {"cu130sm90atorch2.10", "cu130-sm89", false},
+        {"sm100a", "sm100", true},
+        {"sm100a", "sm103", false},
+        {"sm100f", "sm100", true},
+        {"sm100f", "sm103", true},
+        {"sm100f", "sm110", false},
+        {"sm100f", "sm120", false},
+        {"sm103f", "sm100", false},
+        {"sm120f", "sm121", true},
+        {"sm120a", "sm121", false},
+        {"sm80sm90a", "sm90", true},
+        {"sm80sm90a", "sm86", false},
+        {"sm89", "sm90", false},  // plain code is taken for exactly its GPU, as before
     };
     for (const auto& [label, selector_text, fits] : table) {
         CAPTURE(label, selector_text);
@@ -152,6 +218,17 @@ TEST_CASE("variants: a build that pins what the selector leaves open, or only bo
         {"torch2.11", "torch2.11", "torch2.9andhigher"},
         {"torch2.11", "torch2.11.0", "torch2.11.0andhigher"},
         {"torch2.11.0", "torch2.11.0", "torch2.11.0andhigher"},
+        // of the archs that run on the GPU: its own with its architecture's features, then its
+        // family's, then an earlier minor's family build, then plain code; a single arch before a
+        // fat binary with the same
+        {"sm90", "sm90a", "sm90"},
+        {"cu130-sm90", "cu130sm90atorch2.10", "cu130sm90torch2.10"},
+        {"sm100", "sm100a", "sm100f"},
+        {"sm100", "sm100f", "sm100"},
+        {"sm103", "sm103f", "sm100f"},
+        {"sm103", "sm100f", "sm103"},
+        {"sm90", "sm90a", "sm80.sm90a"},
+        {"sm90", "sm80.sm90a", "sm90"},
     };
     for (const auto& [selector_text, better, worse] : table) {
         CAPTURE(selector_text, better, worse);
@@ -159,5 +236,45 @@ TEST_CASE("variants: a build that pins what the selector leaves open, or only bo
         REQUIRE(satisfies(decode_local_label(better), want));
         REQUIRE(satisfies(decode_local_label(worse), want));
         CHECK(specificity(decode_local_label(better), want) > specificity(decode_local_label(worse), want));
+    }
+}
+
+TEST_CASE("variants: a canonical spelling the decoder reads back, for every value it makes", "[variants][selector]") {
+    const std::pair<const char*, const char*> cuda[] = {
+        {"13.0", "cu130"}, {"12.8", "cu128"}, {"12", "cu12"}, {"9.2", "cu92"}, {"8.0", "cu80"},
+        {"32.1", "cu321"}, {"12.10", "cu12.10"}, {"10.12", "cu10.12"}, {"1.5", "cu1.5"}, {"92.1", "cu921"},
+    };
+    for (const auto& [value, word] : cuda) {
+        CAPTURE(value);
+        CHECK(cuda_word(value) == word);
+        CHECK(decode_local_label(word).cuda == value);
+    }
+    CHECK(sm_word("8.9") == "sm89");
+    CHECK(sm_word("12.0") == "sm120");
+    CHECK(sm_word("9.0a") == "sm90a");
+}
+
+TEST_CASE("variants: each selector's other spellings, and each of them answers as it", "[variants][selector]") {
+    const std::pair<const char*, std::vector<std::string>> table[] = {
+        {"cu130-torch2.10-sm89",
+         {"cu130sm89torch2.10", "cu130_torch2.10_sm89", "torch2.10+cu130-sm89", "cu130-torch2.10-sm8.9",
+          "cuda13.0-torch2.10-sm89"}},
+        {"cu12-torch2.8-cxx11abi1", {"cu12torch2.8cxx11abi1", "cu12_torch2.8_cxx11abi1", "torch2.8+cu12-cxx11abi1"}},
+        {"rocm6.4-torch2.8", {"rocm6.4torch2.8", "rocm6.4_torch2.8", "torch2.8+rocm6.4"}},
+        {"cu12.10", {"cuda12.10"}},
+        {"cu130", {"cuda13.0"}},
+        {"sm120", {"sm12.0"}},
+        {"torch2.10", {}},
+        {"cpu", {}},
+    };
+    for (const auto& [text, expected] : table) {
+        CAPTURE(text);
+        const auto wanted = parsed(text);
+        const auto spellings = other_spellings(wanted);
+        CHECK(spellings == expected);
+        for (const auto& spelling : spellings) {
+            CAPTURE(spelling);
+            CHECK(parsed(spelling).canonical() == wanted.canonical());
+        }
     }
 }

@@ -184,6 +184,19 @@ TEST_CASE("variant view: candidate selectors read back as themselves", "[variant
         {"torch2.9.0andhigher", {"torch2.9"}},
         {"g1a2b3c4", {}},
         {"", {}},
+        // issue 16 item 4: a GPU asks by its compute capability, never by a suffix
+        {"cu130sm90atorch2.10", {"cu130-torch2.10-sm90", "cu13-torch2.10-sm90", "cu130-sm90", "cu130-torch2.10",
+                                 "torch2.10-sm90", "cu13-sm90", "cu13-torch2.10", "cu130", "sm90", "torch2.10",
+                                 "cu13"}},
+        {"sm100f", {"sm100", "sm103"}},  // each GPU of the family NVIDIA makes, from 10.0 up
+        // issue 16 item 8: no selector that reads as something else, or as nothing
+        {"cu92", {"cu92"}},       // not cu9, which no word reads
+        {"cu80", {"cu80"}},       // not cu8
+        {"cu321", {"cu321"}},     // not cu32, which reads as CUDA 3.2
+        {"cuda12.10", {"cu12.10", "cu12"}},
+        {"cu10.12", {"cu10.12", "cu10"}},
+        {"rocm21.a", {}},         // decodes as nothing of ROCm
+        {"torch0.123", {}},       // nor of torch
     };
     for (const auto& [label, expected] : table) {
         CAPTURE(label);
@@ -199,7 +212,8 @@ TEST_CASE("variant view: candidate selectors read back as themselves", "[variant
 }
 
 TEST_CASE("variant view: candidates include the family versions the project names", "[variants][variant_view]") {
-    const variants::family_versions named{{"11.8", "12", "12.6", "12.8", "13.0"}, {"2.7", "2.8", "2.9", "2.10", "2.11"}};
+    const variants::family_versions named{
+        {"11.8", "12", "12.6", "12.8", "13.0"}, {"2.7", "2.8", "2.9", "2.10", "2.11"}, {"9.0", "10.0", "10.3", "12.0"}};
     struct row {
         const char* label;
         std::vector<std::string> expected;
@@ -215,6 +229,11 @@ TEST_CASE("variant view: candidates include the family versions the project name
         // an exact build only by its own versions
         {"cu118torch2.7", {"cu118-torch2.7", "cu11-torch2.7", "cu118", "torch2.7", "cu11"}},
         {"rocm6.4torch2.8", {"rocm6.4-torch2.8", "rocm6.4", "torch2.8"}},
+        // a family build by each GPU of its family the project names, from its minor up
+        {"cu130sm100f", {"cu130-sm100", "cu130-sm103", "cu13-sm100", "cu13-sm103", "cu130", "sm100", "sm103", "cu13"}},
+        {"cu130sm103f", {"cu130-sm103", "cu13-sm103", "cu130", "sm103", "cu13"}},
+        // an arch-specific build only by its own
+        {"cu130sm100a", {"cu130-sm100", "cu13-sm100", "cu130", "sm100", "cu13"}},
     };
     for (const auto& [label, expected] : table) {
         CAPTURE(label);
@@ -281,5 +300,45 @@ TEST_CASE("variant view: a build is reached through its family's versions the pr
             CAPTURE(files[index].filename, name);
             CHECK(listed(files, name).count(files[index].filename) == 1);
         }
+    }
+}
+
+TEST_CASE("variant view: an H100 asking sm90 gets the sm90a build", "[variants][variant_view]") {
+    const auto files = file_records_for({
+        "flash_attn_3-3.0.0+cu130torch2.10-cp312-cp312-linux_x86_64.whl",
+        "flash_attn_3-3.0.0+cu130sm90atorch2.10-cp312-cp312-linux_x86_64.whl",
+        "flash_attn_3-3.0.0+cu130sm100atorch2.10-cp312-cp312-linux_x86_64.whl",
+        "flash_attn_3-3.0.0+cu130sm100ftorch2.10-cp312-cp312-linux_x86_64.whl",
+    });
+    CHECK(listed(files, "cu130-torch2.10-sm90") ==
+          std::set<std::string>{"flash_attn_3-3.0.0+cu130sm90atorch2.10-cp312-cp312-linux_x86_64.whl"});
+    // a B200 (10.0) gets the build with its architecture's features, a B300 (10.3) the family's
+    CHECK(listed(files, "cu130-torch2.10-sm100") ==
+          std::set<std::string>{"flash_attn_3-3.0.0+cu130sm100atorch2.10-cp312-cp312-linux_x86_64.whl"});
+    CHECK(listed(files, "cu130-torch2.10-sm103") ==
+          std::set<std::string>{"flash_attn_3-3.0.0+cu130sm100ftorch2.10-cp312-cp312-linux_x86_64.whl"});
+    // an RTX 5090 (12.0): no build of its family, so the one for every GPU
+    CHECK(listed(files, "cu130-torch2.10-sm120") ==
+          std::set<std::string>{"flash_attn_3-3.0.0+cu130torch2.10-cp312-cp312-linux_x86_64.whl"});
+    const auto reach = variants::reaching_selectors(files);
+    CHECK(reach[3] == std::vector<std::string>{"cu130-torch2.10-sm103", "cu13-torch2.10-sm103", "cu130-sm103",
+                                               "torch2.10-sm103", "cu13-sm103", "sm103"});
+}
+
+TEST_CASE("variant view: a build's family label speaks the selector words", "[variants][variant_view]") {
+    const std::pair<const char*, const char*> table[] = {
+        {"cu130sm89torch2.10.0", "cu130 · torch2.10 · sm89"},
+        {"cu130torch2.10", "cu130 · torch2.10"},
+        {"cu12torch2.7cxx11abiTRUE", "cu12 · torch2.7 · cxx11abi1"},
+        {"cu128torch2.9.0andhigher", "cu128 · torch2.9.0andhigher"},
+        {"cu130sm80.sm90a", "cu130 · sm80,sm90a"},
+        {"rocm6.4torch2.8", "rocm6.4 · torch2.8"},
+        {"cuda12.10", "cu12.10"},
+        {"cpu", "cpu"},
+        {"g1a2b3c4", ""},
+    };
+    for (const auto& [label, expected] : table) {
+        CAPTURE(label);
+        CHECK(variants::family_label(variants::decode_local_label(label)) == expected);
     }
 }

@@ -19,23 +19,54 @@ result<void> write_audit(sqlite::connection& db, std::string_view actor, std::st
     return (*insert)->run();
 }
 
-result<std::vector<audit_entry>> read_audit(sqlite::connection& db, std::int64_t limit,
-                                            const std::optional<std::string>& target) {
-    auto query = db.cached(
-        "SELECT id, time_ms, actor, action, target, detail FROM audit_log WHERE ?2 IS NULL OR target = ?2 "
-        "ORDER BY id DESC LIMIT ?1");
-    if (!query) return query.error();
-    (*query)->bind_int64(1, limit).bind_optional_text(2, target);
-    std::vector<audit_entry> entries;
+namespace {
+
+constexpr std::string_view audit_filters =
+    " FROM audit_log WHERE (?1 IS NULL OR target = ?1) AND (?2 = '' OR actor = ?2) AND (?3 = '' OR action = ?3) "
+    "AND (?4 = '' OR instr(lower(target), ?4) > 0 OR instr(lower(coalesce(detail, '')), ?4) > 0)";
+
+void bind_filters(sqlite::statement& statement, const audit_query& query) {
+    std::string search = query.search;
+    for (char& c : search) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    statement.bind_optional_text(1, query.target).bind_text(2, query.actor).bind_text(3, query.action).bind_text(4, search);
+}
+
+}  // namespace
+
+result<audit_page> read_audit(sqlite::connection& db, const audit_query& query) {
+    if (query.page < 1) return invalid("page " + std::to_string(query.page) + " is before the first; pages start at 1");
+    if (query.per_page < 1) return invalid("per_page must be at least 1");
+    audit_page page;
+    {
+        auto count = db.cached("SELECT count(*)" + std::string(audit_filters));
+        if (!count) return count.error();
+        bind_filters(**count, query);
+        auto row = (*count)->step();
+        if (!row) return row.error();
+        page.total = *row ? (*count)->column_int64(0) : 0;
+    }
+    auto rows = db.cached("SELECT id, time_ms, actor, action, target, detail" + std::string(audit_filters) +
+                          " ORDER BY id DESC LIMIT ?5 OFFSET ?6");
+    if (!rows) return rows.error();
+    bind_filters(**rows, query);
+    (*rows)->bind_int64(5, query.per_page).bind_int64(6, (query.page - 1) * query.per_page);
     for (;;) {
-        auto row = (*query)->step();
+        auto row = (*rows)->step();
         if (!row) return row.error();
         if (!*row) break;
-        const auto& statement = **query;
-        entries.push_back({statement.column_int64(0), statement.column_int64(1), statement.column_text(2),
-                           statement.column_text(3), statement.column_text(4), statement.column_optional_text(5)});
+        const auto& statement = **rows;
+        page.entries.push_back({statement.column_int64(0), statement.column_int64(1), statement.column_text(2),
+                                statement.column_text(3), statement.column_text(4), statement.column_optional_text(5)});
     }
-    return entries;
+    auto actions = db.cached("SELECT DISTINCT action FROM audit_log ORDER BY action");
+    if (!actions) return actions.error();
+    for (;;) {
+        auto row = (*actions)->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        page.actions.push_back((*actions)->column_text(0));
+    }
+    return page;
 }
 
 }  // namespace wheelhouse::catalog

@@ -28,8 +28,24 @@ struct audit_entry {
     std::optional<std::string> detail;
 };
 
-// The newest `limit` entries, newest first; only those about `target` when one is given.
-result<std::vector<audit_entry>> read_audit(sqlite::connection& db, std::int64_t limit,
-                                            const std::optional<std::string>& target);
+// Which entries to read: every filter given must hold; pages of `per_page`, newest first.
+struct audit_query {
+    std::optional<std::string> target;  // exactly this target (a filename, a project, a token)
+    std::string actor;                  // exactly this actor; empty: anyone
+    std::string action;                 // exactly this action ("yank"); empty: any
+    std::string search;                 // anywhere in target or detail, any case: a file's short
+                                        // hash ("3f2a1b9c") finds its add_file and delete_file
+    std::int64_t page = 1;              // from 1
+    std::int64_t per_page = 100;
+};
+
+struct audit_page {
+    std::vector<audit_entry> entries;
+    std::int64_t total = 0;            // entries the filters match, on every page
+    std::vector<std::string> actions;  // every action the log holds, for a filter to offer
+};
+
+// invalid for a page below 1 or per_page below 1.
+result<audit_page> read_audit(sqlite::connection& db, const audit_query& query);
 
 }  // namespace wheelhouse::catalog

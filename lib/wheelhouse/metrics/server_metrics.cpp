@@ -131,6 +131,15 @@ std::string server_metrics::render(const scrape_levels& levels) const {
                metric_type::counter);
     out.sample("wheelhouse_proxy_upstream_errors_total", {}, proxy_upstream_errors_.value());
 
+    out.family("wheelhouse_access_log_lines_lost_total",
+               "Access-log lines that could not be written (the disk was full, the pipe closed); the error log says when.",
+               metric_type::counter);
+    out.sample("wheelhouse_access_log_lines_lost_total", {}, access_log_lines_lost_.value());
+    out.family("wheelhouse_access_log_waits_total",
+               "Times a request waited for the access log's writer, which was a full queue behind its destination.",
+               metric_type::counter);
+    out.sample("wheelhouse_access_log_waits_total", {}, access_log_waits_.value());
+
     out.family("process_start_time_seconds", "Start time of the process since the Unix epoch.", metric_type::gauge);
     out.sample("process_start_time_seconds", {},
                static_cast<double>(

@@ -57,10 +57,16 @@ public:
     void record_ingest(ingest_outcome outcome) noexcept { ingests_[static_cast<std::size_t>(outcome)].add(); }
     // A remote asset's host failed or lied while the server streamed it (proxy mode).
     void record_proxy_upstream_error() noexcept { proxy_upstream_errors_.add(); }
+    // Access-log lines whose write failed (a full disk, a closed pipe).
+    void record_access_log_lost(std::uint64_t lines) noexcept { access_log_lines_lost_.add(lines); }
+    // A request's thread waited for the access log's writer, which was a full queue behind.
+    void record_access_log_wait() noexcept { access_log_waits_.add(); }
 
     std::uint64_t requests(route which, unsigned status) const noexcept;
     std::uint64_t ingests(ingest_outcome outcome) const noexcept;
     std::uint64_t proxy_upstream_errors() const noexcept { return proxy_upstream_errors_.value(); }
+    std::uint64_t access_log_lines_lost() const noexcept { return access_log_lines_lost_.value(); }
+    std::uint64_t access_log_waits() const noexcept { return access_log_waits_.value(); }
 
     // The whole exposition page.
     std::string render(const scrape_levels& levels) const;
@@ -77,6 +83,8 @@ private:
     std::array<counter, ingest_outcome_count> ingests_;
     histogram ingest_duration_;
     counter proxy_upstream_errors_;
+    counter access_log_lines_lost_;
+    counter access_log_waits_;
 };
 
 }  // namespace wheelhouse::metrics

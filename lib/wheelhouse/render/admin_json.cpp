@@ -1,5 +1,7 @@
 #include "wheelhouse/render/admin_json.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "wheelhouse/catalog/project_search.hpp"
@@ -32,6 +34,24 @@ json::value yanked_value(const catalog::file_record& file) {
     return json::string(*file.yanked_reason);
 }
 
+// Each filter axis as its canonical word, null when not given.
+json::object filters_json(const catalog::build_filter& builds) {
+    const auto& wanted = builds.wanted.constraints;
+    auto word = [](auto field, const auto& value) -> json::value {
+        if (!value) return nullptr;
+        variants::selector one;
+        one.constraints.*field = value;
+        return json::value(one.canonical());
+    };
+    using variants::build_variant;
+    return json::object{{"cuda", word(&build_variant::cuda, wanted.cuda)},
+                        {"torch", word(&build_variant::torch, wanted.torch)},
+                        {"sm", word(&build_variant::sm, wanted.sm)},
+                        {"rocm", word(&build_variant::rocm, wanted.rocm)},
+                        {"python", builds.python ? json::value(*builds.python) : json::value(nullptr)},
+                        {"lacks", builds.lacks}};
+}
+
 }  // namespace
 
 std::string project_list_json(const catalog::project_page& page, const catalog::project_query& query) {
@@ -53,7 +73,24 @@ std::string project_list_json(const catalog::project_page& page, const catalog::
                      {"per_page", query.per_page},
                      {"total", page.total},
                      {"pages", pages},
+                     {"filters", filters_json(query.builds)},
                      {"projects", std::move(projects)}};
+    return json::serialize(out);
+}
+
+std::string build_words_json(const catalog::build_words& words) {
+    auto sorted = [](const std::set<std::string>& values) {
+        std::vector<std::string> ordered(values.begin(), values.end());
+        std::sort(ordered.begin(), ordered.end(), natural_less);
+        json::array out;
+        for (auto& value : ordered) out.emplace_back(std::move(value));
+        return out;
+    };
+    json::object out{{"cuda", sorted(words.cuda)},
+                     {"torch", sorted(words.torch)},
+                     {"sm", sorted(words.sm)},
+                     {"rocm", sorted(words.rocm)},
+                     {"python", sorted(words.python)}};
     return json::serialize(out);
 }
 
@@ -161,10 +198,17 @@ json::object audit_entry_json(const catalog::audit_entry& entry) {
                         {"detail", text_or_null(entry.detail)}};
 }
 
-std::string audit_json(std::span<const catalog::audit_entry> entries) {
+std::string audit_json(const catalog::audit_page& page, const catalog::audit_query& query) {
     json::array list;
-    for (const auto& entry : entries) list.push_back(audit_entry_json(entry));
-    return json::serialize(json::object{{"entries", std::move(list)}});
+    for (const auto& entry : page.entries) list.push_back(audit_entry_json(entry));
+    json::array actions;
+    for (const auto& action : page.actions) actions.emplace_back(action);
+    return json::serialize(json::object{{"page", query.page},
+                                        {"per_page", query.per_page},
+                                        {"total", page.total},
+                                        {"pages", (page.total + query.per_page - 1) / query.per_page},
+                                        {"actions", std::move(actions)},
+                                        {"entries", std::move(list)}});
 }
 
 }  // namespace wheelhouse::render

@@ -18,9 +18,16 @@
 namespace wheelhouse::render {
 
 // {"query": "flash-attn", "sort": "name", "page": 1, "per_page": 50, "total": 1, "pages": 1,
+//  "filters": {"cuda": "cu130", "torch": "torch2.10", "sm": null, "rocm": null, "python": "cp312",
+//              "lacks": false},
 //  "projects": [{"name", "display_name", "status", "latest_version", "file_count", "total_size",
-//                "last_upload"}]}. "query" is the search as it was matched (normalised).
+//                "last_upload"}]}. "query" is the search as it was matched (normalised); each filter
+// in its canonical word, null when not given.
 std::string project_list_json(const catalog::project_page& page, const catalog::project_query& query);
+
+// {"cuda": ["cu12", "cu128", "cu130"], "torch": ["torch2.8", "torch2.10"], "sm": ["sm89", "sm120"],
+//  "rocm": ["rocm6.4"], "python": ["cp39", "cp312", "cp314t"]}, each in natural order.
+std::string build_words_json(const catalog::build_words& words);
 
 // variant_matrix_json's object (versions newest first, each build with its variant and
 // selectors), plus "status_reason", "summary" and "requires_python" of the newest release's
@@ -49,8 +56,9 @@ std::string file_detail_json(const file_detail& detail, const link_options& link
 boost::json::object token_json(const auth::token_record& token, std::int64_t now_ms);
 std::string token_list_json(std::span<const auth::token_record> tokens, std::int64_t now_ms);
 
-// {"entries": [{"id", "time", "actor", "action", "target", "detail"}]}
+// {"page": 1, "per_page": 50, "total": 61, "pages": 2, "actions": ["add_file", "yank", ...],
+//  "entries": [{"id", "time", "actor", "action", "target", "detail"}]}
 boost::json::object audit_entry_json(const catalog::audit_entry& entry);
-std::string audit_json(std::span<const catalog::audit_entry> entries);
+std::string audit_json(const catalog::audit_page& page, const catalog::audit_query& query);
 
 }  // namespace wheelhouse::render

@@ -55,6 +55,24 @@ bool newer_first(const release_group& a, const release_group& b) {
     return a.text > b.text;
 }
 
+// The column a build goes in: its family in selector words, "any" for a pure wheel, "no
+// variant" for a platform build whose name says nothing of the machine (a win_amd64 build
+// without a label runs on no more machines than a labelled one).
+std::string family_of(const catalog::file_record& file) {
+    if (auto label = variants::family_label(file.variant); !label.empty()) return label;
+    return file.platform_tag == "any" ? "any" : "no variant";
+}
+
+// The other spellings of the build's first selector, each answered by a 301 to it.
+json::array spellings_of(const std::vector<std::string>& selectors) {
+    json::array out;
+    if (selectors.empty()) return out;
+    const auto first = variants::parse_selector(selectors.front());
+    if (!first) return out;
+    for (auto& spelling : variants::other_spellings(*first)) out.emplace_back(std::move(spelling));
+    return out;
+}
+
 }  // namespace
 
 bool natural_less(std::string_view a, std::string_view b) noexcept {
@@ -133,9 +151,11 @@ std::string variant_matrix_json(const catalog::project_record& project, std::spa
             if (file.build_tag) build["build_tag"] = *file.build_tag;
             else build["build_tag"] = nullptr;
             build["variant"] = variants::to_json(file.variant);
+            build["family"] = family_of(file);
             json::array reaching;
             for (const auto& name : selectors[index]) reaching.emplace_back(name);
             build["selectors"] = std::move(reaching);
+            build["spellings"] = spellings_of(selectors[index]);
             build["sha256"] = file.sha256;
             build["size"] = file.size;
             build["url"] = file_url(file, links);

@@ -10,8 +10,9 @@
 //  "versions": [{"version": "2.8.3", "builds": [
 //      {"filename": "...", "version": "2.8.3+cu130sm89torch2.10.0", "python_tag": "cp312",
 //       "abi_tag": "cp312", "platform_tag": "linux_x86_64", "build_tag": null,
-//       "variant": {"cuda": "13.0", "sm": "8.9", "torch": "2.10.0"},
+//       "variant": {"cuda": "13.0", "sm": "8.9", "torch": "2.10.0"}, "family": "cu130 · torch2.10 · sm89",
 //       "selectors": ["cu130-torch2.10-sm89", "cu13-torch2.10-sm89", "cu130-sm89", ..., "sm89"],
+//       "spellings": ["cu130sm89torch2.10", "cu130_torch2.10_sm89", "torch2.10+cu130-sm89", ...],
 //       "sha256": "...", "size": 123, "url": "/files/<sha256>/<filename>",
 //       "upload_time": "2025-07-01T12:00:00.000000Z", "requires_python": ">=3.9", "yanked": false}]}]}
 //
@@ -21,7 +22,10 @@
 // fat binaries ("8.0,9.0") count once for each member. "variant" is variants::to_json, the same
 // decoding /simple/'s "_variant" and `wheelhouse inspect` show. "selectors" is representative,
 // not exhaustive (variants::candidate_selectors): each one named lists the build, but a version
-// no build of the project names (cu126 for a "cu12" build) may reach it too.
+// no build of the project names (cu126 for a "cu12" build) may reach it too. "family" heads the
+// build's column in selector words (variants::family_label; "any" for a pure wheel, "no variant"
+// for a platform build whose name says nothing of the machine). "spellings" are the other ways to
+// write the first selector that the index answers with a 301 to it (variants::other_spellings).
 
 #include <span>
 #include <string>

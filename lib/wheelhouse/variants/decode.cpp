@@ -12,10 +12,12 @@
 //       cu<N>, cuda<N>         CUDA. Two digits starting with 1 are a major only (cu12 -> "12"),
 //                              other two digits are major.minor (cu92 -> "9.2", cu80 -> "8.0"),
 //                              three digits are MM.m (cu128 -> "12.8", cu130 -> "13.0");
-//                              a major may carry a dotted minor (cu12.8, jaxlib's cuda12.cudnn89
-//                              stays CUDA 12).
+//                              a major of one or two digits may carry a dotted minor of one or
+//                              two (cu12.8, cuda9.2, cuda12.10; jaxlib's cuda12.cudnn89 stays
+//                              CUDA 12).
 //       sm<NN>[a|f], sm<NNN>[a|f]   GPU architecture: sm89 -> "8.9", sm120 -> "12.0", sm90a ->
-//                              "9.0a"; several archs are kept in order, comma-separated.
+//                              "9.0a"; several archs are kept in order, comma-separated. Also
+//                              as nvidia-smi prints it (sm8.9, sm12.0) and nvcc writes it (sm_89).
 //       torch<M.m[.p]>         nunchaku/flash-attn "torch2.10.0", "torch2.7"; components of at
 //                              most two digits, at most three components.
 //       torch<digits>          written together: torch28 -> "2.8", NATTEN's torch240 -> "2.4.0",
@@ -265,7 +267,11 @@ private:
         const std::string_view text = text_;
         if (starts_with(text, pos, "cuda")) return read_cuda(pos + 4);
         if (starts_with(text, pos, "cu")) return read_cuda(pos + 2);
-        if (starts_with(text, pos, "sm")) return read_sm(pos + 2);
+        if (starts_with(text, pos, "sm")) {
+            // nvcc's "sm_89", which the normal form writes "sm.89".
+            const bool spaced = pos + 3 < text.size() && is_separator(text[pos + 2]) && is_digit(text[pos + 3]);
+            return read_sm(pos + (spaced ? 3 : 2));
+        }
         if (starts_with(text, pos, "torch")) return read_torch(pos + 5);
         if (starts_with(text, pos, "pt")) return read_pt(pos + 2);
         if (starts_with(text, pos, "cxx11")) return read_cxx11(pos + 5);
@@ -278,28 +284,39 @@ private:
     std::optional<token> read_cuda(std::size_t pos) const {
         const std::string_view text = text_;
         const std::size_t length = digits_at(text, pos);
-        auto cuda = cuda_from_digits(text.substr(pos, length));
-        if (!cuda) return std::nullopt;
-        std::size_t end = pos + length;
-        // A major alone may carry its minor after a dot: "cuda12.8" (but not "cuda12.cudnn89").
-        if (cuda->find('.') == std::string::npos && end < text.size() && text[end] == '.') {
+        const std::size_t end = pos + length;
+        // A major of one or two digits may carry its minor after a dot: "cuda12.8", "cu9.2",
+        // "cuda12.10" (but not "cuda12.cudnn89", nor "cu118.1", whose digits hold the minor).
+        if ((length == 1 || length == 2) && text[pos] != '0' && end < text.size() && text[end] == '.') {
             const std::size_t minor = digits_at(text, end + 1);
             if (minor == 1 || minor == 2) {
-                *cuda += '.' + without_leading_zeros(text.substr(end + 1, minor));
-                end += 1 + minor;
+                return token{field::cuda, end + 1 + minor,
+                             std::string(text.substr(pos, length)) + '.' +
+                                 without_leading_zeros(text.substr(end + 1, minor))};
             }
         }
+        auto cuda = cuda_from_digits(text.substr(pos, length));
+        if (!cuda) return std::nullopt;
         return token{field::cuda, end, std::move(*cuda)};
     }
 
     std::optional<token> read_sm(std::size_t pos) const {
         const std::string_view text = text_;
         const std::size_t length = digits_at(text, pos);
-        if ((length != 2 && length != 3) || text[pos] == '0') return std::nullopt;
-        std::string arch(text.substr(pos, length - 1));
-        arch += '.';
-        arch += text[pos + length - 1];
+        if (length == 0 || text[pos] == '0') return std::nullopt;
+        std::string arch;
         std::size_t end = pos + length;
+        // nvidia-smi's "8.9" and "12.0": a major of one digit (or two, starting with 1), a dot
+        // and a one-digit minor. "sm80.9" stays sm80 beside an unreadable "9".
+        const bool major_alone = length == 1 || (length == 2 && text[pos] == '1');
+        if (major_alone && end < text.size() && text[end] == '.' && digits_at(text, end + 1) == 1) {
+            arch = std::string(text.substr(pos, length)) + '.' + text[end + 1];
+            end += 2;
+        } else if (length == 2 || length == 3) {
+            arch = std::string(text.substr(pos, length - 1)) + '.' + text[pos + length - 1];
+        } else {
+            return std::nullopt;
+        }
         // "sm90a" / "sm100f": the arch-specific suffix, when what follows is a boundary or a token.
         if (end < text.size() && (text[end] == 'a' || text[end] == 'f')) {
             const std::size_t after = end + 1;

@@ -1,14 +1,17 @@
 #include "wheelhouse/variants/selector.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <utility>
 #include <vector>
 
 namespace wheelhouse::variants {
 namespace {
 
 constexpr std::string_view words_understood =
-    "cuNNN (cu130, cu128, cu12), rocmX.Y (rocm6.4), cpu, xpu, torchX.Y[.Z] (torch2.10), smNN (sm89, sm120), "
-    "cxx11abi0 / cxx11abi1";
+    "cuNNN (cu130, cu128, cu12, cuda12.8), rocmX.Y (rocm6.4), cpu, xpu, torchX.Y[.Z] (torch2.10), smNN (sm89, "
+    "sm120, sm8.9), cxx11abi0 / cxx11abi1, joined by '-' or written together as in a wheel's label "
+    "(cu130sm89torch2.10)";
 
 std::vector<unsigned> components(std::string_view dotted) {
     std::vector<unsigned> out;
@@ -41,14 +44,46 @@ bool at_least(std::string_view wanted, std::string_view lower) {
     return want >= low;
 }
 
-bool lists_arch(std::string_view archs, std::string_view wanted) {
-    while (!archs.empty()) {
+// A GPU architecture as the decoder writes it: "8.9", "12.0", "9.0a", "10.0f".
+struct compute_capability {
+    unsigned major = 0;
+    unsigned minor = 0;
+    char suffix = 0;  // 'a' architecture-specific, 'f' family-specific, 0 plain
+};
+
+compute_capability capability_of(std::string_view arch) {
+    compute_capability out;
+    if (!arch.empty() && (arch.back() == 'a' || arch.back() == 'f')) {
+        out.suffix = arch.back();
+        arch.remove_suffix(1);
+    }
+    const auto parts = components(arch);
+    if (!parts.empty()) out.major = parts[0];
+    if (parts.size() > 1) out.minor = parts[1];
+    return out;
+}
+
+// How well code for `arch` suits a GPU of compute capability `machine`, 0 when it does not run
+// there: code made for exactly it with its architecture's features (4), with its family's (3),
+// a family build from an earlier minor (2), plain code (1). See runs_on for the rules.
+int arch_fit(std::string_view arch, const compute_capability& machine) {
+    const auto built = capability_of(arch);
+    if (built.major != machine.major) return 0;
+    if (built.suffix == 'f') return built.minor == machine.minor ? 3 : built.minor < machine.minor ? 2 : 0;
+    if (built.minor != machine.minor) return 0;
+    return built.suffix == 'a' ? 4 : 1;
+}
+
+// The best arch_fit among a comma-separated list of archs.
+int best_arch_fit(std::string_view archs, std::string_view machine) {
+    const auto gpu = capability_of(machine);
+    int best = 0;
+    while (true) {
         const auto comma = archs.find(',');
-        if (archs.substr(0, comma) == wanted) return true;
-        if (comma == std::string_view::npos) break;
+        best = std::max(best, arch_fit(archs.substr(0, comma), gpu));
+        if (comma == std::string_view::npos) return best;
         archs.remove_prefix(comma + 1);
     }
-    return false;
 }
 
 enum class accelerator { none, cuda, rocm, cpu, xpu };
@@ -73,25 +108,153 @@ std::string digits_of(std::string_view dotted) {
     return out;
 }
 
-}  // namespace
-
-std::string selector::canonical() const {
+// The words of a selector, one per axis it names, in canonical order.
+std::vector<std::string> words_of(const build_variant& c) {
     std::vector<std::string> words;
-    const auto& c = constraints;
-    if (c.cuda) words.push_back("cu" + digits_of(*c.cuda));
+    if (c.cuda) words.push_back(cuda_word(*c.cuda));
     if (c.rocm) words.push_back("rocm" + *c.rocm);
     if (c.cpu) words.emplace_back("cpu");
     if (c.xpu) words.emplace_back("xpu");
     if (c.torch) words.push_back("torch" + *c.torch);
-    if (c.sm) words.push_back("sm" + digits_of(*c.sm));
+    if (c.sm) {
+        std::string archs;  // several only in a selector made from a fat binary, which none parses to
+        for (std::string_view rest = *c.sm;;) {
+            const auto comma = rest.find(',');
+            archs += (archs.empty() ? "" : ".") + sm_word(rest.substr(0, comma));
+            if (comma == std::string_view::npos) break;
+            rest.remove_prefix(comma + 1);
+        }
+        words.push_back(std::move(archs));
+    }
     if (c.cxx11abi) words.push_back(*c.cxx11abi ? "cxx11abi1" : "cxx11abi0");
+    return words;
+}
+
+std::string joined(const std::vector<std::string>& words, char separator) {
     std::string out;
     for (const auto& word : words) {
-        if (!out.empty()) out.push_back('-');
+        if (!out.empty()) out.push_back(separator);
         out += word;
     }
     return out;
 }
+
+error unknown_word(std::string_view word) {
+    return make_error(error_kind::not_found, "unknown variant selector word '" + std::string(word) +
+                                                 "'; use one word each of: " + std::string(words_understood));
+}
+
+// What a token of a word names, for "names ... twice".
+std::string_view field_named(const build_variant& v) {
+    if (v.cuda) return "a CUDA version";
+    if (v.rocm) return "a ROCm version";
+    if (v.torch) return "a torch version";
+    if (v.sm) return "a GPU architecture";
+    if (v.cxx11abi) return "the C++ ABI";
+    if (v.cpu) return "cpu";
+    return "xpu";
+}
+
+// Reads one word into `merged`: its tokens are decoded as a wheel's label would be, and each
+// may name a field the selector has not named yet.
+result<void> add_word(build_variant& merged, std::string_view word, std::string_view text) {
+    auto conflict = [&](std::string_view what) {
+        return invalid("the variant selector '" + std::string(text) + "' names " + std::string(what) +
+                       " twice; keep one");
+    };
+    auto decoded = decode_local_label(word);
+    if (!speaks_to_machine(decoded) || decoded.git_hash || decoded.build_date || decoded.torch_and_higher)
+        return unknown_word(word);
+    // The decoder keeps a second, different value unparsed ("cu130cu128"): a contradiction,
+    // not an unknown word.
+    for (const auto& piece : decoded.unparsed) {
+        const auto again = decode_local_label(piece);
+        if (!speaks_to_machine(again) || !again.unparsed.empty()) return unknown_word(word);
+        return conflict(field_named(again));
+    }
+    if (decoded.sm) {
+        if (decoded.sm->find(',') != std::string::npos) return conflict("a GPU architecture");
+        const auto gpu = capability_of(*decoded.sm);
+        if (gpu.suffix == 'f') {
+            return invalid("'" + std::string(word) + "' names a family of GPUs, not one: name yours by its compute "
+                           "capability (nvidia-smi --query-gpu=compute_cap prints 10.3 for sm103), and the builds "
+                           "for its family are listed for it");
+        }
+        // sm90a code runs on a compute capability 9.0, which is what the word asks for.
+        if (gpu.suffix == 'a') decoded.sm->pop_back();
+    }
+    auto take = [&](auto& slot, const auto& value, std::string_view what) -> result<void> {
+        if (!value) return {};
+        if (slot) return conflict(what);
+        slot = value;
+        return {};
+    };
+    if (auto step = take(merged.cuda, decoded.cuda, "a CUDA version"); !step) return step;
+    if (auto step = take(merged.rocm, decoded.rocm, "a ROCm version"); !step) return step;
+    if (auto step = take(merged.torch, decoded.torch, "a torch version"); !step) return step;
+    if (auto step = take(merged.sm, decoded.sm, "a GPU architecture"); !step) return step;
+    if (auto step = take(merged.cxx11abi, decoded.cxx11abi, "the C++ ABI"); !step) return step;
+    if (decoded.cpu && std::exchange(merged.cpu, true)) return conflict("cpu");
+    if (decoded.xpu && std::exchange(merged.xpu, true)) return conflict("xpu");
+    return {};
+}
+
+}  // namespace
+
+std::string cuda_word(std::string_view cuda) {
+    const std::string compact = "cu" + digits_of(cuda);
+    if (cuda.find('.') == std::string_view::npos || decode_local_label(compact).cuda == cuda) return compact;
+    return "cu" + std::string(cuda);
+}
+
+std::string sm_word(std::string_view arch) { return "sm" + digits_of(arch); }
+
+std::string selector::canonical() const { return joined(words_of(constraints), '-'); }
+
+std::vector<std::string> other_spellings(const selector& wanted) {
+    const auto& c = wanted.constraints;
+    const auto canonical = wanted.canonical();
+    const auto words = words_of(c);
+    // One axis's word, or "" when the selector leaves it open.
+    auto word_of = [&c](auto... fields) {
+        selector one;
+        ((one.constraints.*fields = c.*fields), ...);
+        return one.canonical();
+    };
+    const auto accelerator = word_of(&build_variant::cuda, &build_variant::rocm, &build_variant::cpu, &build_variant::xpu);
+    const auto torch = word_of(&build_variant::torch);
+    const auto sm = word_of(&build_variant::sm);
+    const auto abi = word_of(&build_variant::cxx11abi);
+    auto replaced = [&](const std::string& from, const std::string& to) {
+        auto copy = words;
+        std::replace(copy.begin(), copy.end(), from, to);
+        return joined(copy, '-');
+    };
+
+    std::vector<std::string> candidates{
+        accelerator + sm + torch + abi,  // as a wheel's label writes its tokens: cu130sm89torch2.10
+        joined(words, '_'),
+    };
+    if (!accelerator.empty() && !torch.empty()) {  // as torch.__version__ writes it: 2.10.0+cu130
+        std::vector<std::string> rest{torch + "+" + accelerator};
+        for (const auto& word : {sm, abi}) {
+            if (!word.empty()) rest.push_back(word);
+        }
+        candidates.push_back(joined(rest, '-'));
+    }
+    if (c.sm) candidates.push_back(replaced(sm, "sm" + *c.sm));  // as nvidia-smi prints it: 8.9
+    if (c.cuda && c.cuda->find('.') != std::string::npos) candidates.push_back(replaced(accelerator, "cuda" + *c.cuda));
+
+    std::vector<std::string> out;
+    for (auto& spelling : candidates) {
+        if (spelling == canonical || std::find(out.begin(), out.end(), spelling) != out.end()) continue;
+        const auto again = parse_selector(spelling);
+        if (again && again->canonical() == canonical) out.push_back(std::move(spelling));
+    }
+    return out;
+}
+
+bool runs_on(std::string_view archs, std::string_view machine) noexcept { return best_arch_fit(archs, machine) > 0; }
 
 bool speaks_to_machine(const build_variant& v) noexcept {
     return v.cuda || v.sm || v.torch || v.cxx11abi || v.rocm || v.cpu || v.xpu;
@@ -103,55 +266,16 @@ result<selector> parse_selector(std::string_view text) {
         return invalid("the variant selector is longer than " + std::to_string(max_selector_length) + " characters");
     selector out;
     auto& merged = out.constraints;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const auto dash = text.find('-', start);
-        const auto word = text.substr(start, dash == std::string_view::npos ? std::string_view::npos : dash - start);
-        start = dash == std::string_view::npos ? text.size() + 1 : dash + 1;
+    // A wheel's label copied with its '+' ("+cu130sm89torch2.10.0").
+    std::string_view rest = text.front() == '+' ? text.substr(1) : text;
+    while (true) {
+        const auto separator = rest.find_first_of("-+");
+        const auto word = rest.substr(0, separator);
         if (word.empty()) return invalid("the variant selector '" + std::string(text) + "' has an empty word");
-
-        const auto decoded = decode_local_label(word);
-        const int fields = (decoded.cuda ? 1 : 0) + (decoded.rocm ? 1 : 0) + (decoded.cpu ? 1 : 0) +
-                           (decoded.xpu ? 1 : 0) + (decoded.torch ? 1 : 0) + (decoded.sm ? 1 : 0) +
-                           (decoded.cxx11abi ? 1 : 0);
-        if (fields != 1 || !decoded.unparsed.empty() || decoded.git_hash || decoded.build_date ||
-            decoded.torch_and_higher || (decoded.sm && decoded.sm->find(',') != std::string::npos)) {
-            return make_error(error_kind::not_found, "unknown variant selector word '" + std::string(word) +
-                                                         "'; one word each of: " + std::string(words_understood) +
-                                                         ", joined by '-'");
-        }
-        auto conflict = [&](std::string_view what) {
-            return invalid("the variant selector '" + std::string(text) + "' names " + std::string(what) +
-                           " twice; keep one");
-        };
-        if (decoded.cuda) {
-            if (merged.cuda) return conflict("a CUDA version");
-            merged.cuda = decoded.cuda;
-        }
-        if (decoded.rocm) {
-            if (merged.rocm) return conflict("a ROCm version");
-            merged.rocm = decoded.rocm;
-        }
-        if (decoded.torch) {
-            if (merged.torch) return conflict("a torch version");
-            merged.torch = decoded.torch;
-        }
-        if (decoded.sm) {
-            if (merged.sm) return conflict("a GPU architecture");
-            merged.sm = decoded.sm;
-        }
-        if (decoded.cxx11abi) {
-            if (merged.cxx11abi) return conflict("the C++ ABI");
-            merged.cxx11abi = decoded.cxx11abi;
-        }
-        if (decoded.cpu) {
-            if (merged.cpu) return conflict("cpu");
-            merged.cpu = true;
-        }
-        if (decoded.xpu) {
-            if (merged.xpu) return conflict("xpu");
-            merged.xpu = true;
-        }
+        auto added = add_word(merged, word, text);
+        if (!added) return added.error();
+        if (separator == std::string_view::npos) break;
+        rest.remove_prefix(separator + 1);
     }
     const int accelerators = (merged.cuda ? 1 : 0) + (merged.rocm ? 1 : 0) + (merged.cpu ? 1 : 0) + (merged.xpu ? 1 : 0);
     if (accelerators > 1)
@@ -175,9 +299,17 @@ bool satisfies(const build_variant& file, const selector& wanted) noexcept {
         if (file.torch_and_higher ? !at_least(*want.torch, *file.torch) : !same_family(*file.torch, *want.torch))
             return false;
     }
-    if (file.sm && want.sm && !lists_arch(*file.sm, *want.sm)) return false;
+    if (file.sm && want.sm && !runs_on(*file.sm, *want.sm)) return false;
     if (file.cxx11abi && want.cxx11abi && *file.cxx11abi != *want.cxx11abi) return false;
     return true;
+}
+
+bool made_for(const build_variant& file, const selector& wanted) noexcept {
+    const auto& want = wanted.constraints;
+    const bool names_each = (!want.cuda || file.cuda) && (!want.rocm || file.rocm) && (!want.cpu || file.cpu) &&
+                            (!want.xpu || file.xpu) && (!want.torch || file.torch) && (!want.sm || file.sm) &&
+                            (!want.cxx11abi || file.cxx11abi);
+    return names_each && satisfies(file, wanted);
 }
 
 int specificity(const build_variant& file, const selector& wanted) noexcept {
@@ -200,8 +332,11 @@ int specificity(const build_variant& file, const selector& wanted) noexcept {
     constexpr int exact_torch_bonus = 10;  // above any torch precision (at most 3 parts)
     dimension(file.torch.has_value(), want.torch.has_value(),
               precision(file.torch) + (file.torch_and_higher ? 0 : exact_torch_bonus));
-    // A build for exactly this GPU beats a fat binary that also covers it.
-    dimension(file.sm.has_value(), want.sm.has_value(), file.sm && file.sm->find(',') == std::string::npos ? 1 : 0);
+    // A build for exactly this GPU beats one for its family, then plain code; a single arch a
+    // fat binary that also covers it.
+    const int single_arch = file.sm && file.sm->find(',') == std::string::npos ? 1 : 0;
+    dimension(file.sm.has_value(), want.sm.has_value(),
+              file.sm && want.sm ? 2 * best_arch_fit(*file.sm, *want.sm) + single_arch : 0);
     dimension(file.cxx11abi.has_value(), want.cxx11abi.has_value(), 0);
     return score;
 }

@@ -52,11 +52,6 @@ bool ranks_higher(const file_record& a, const file_record& b) {
     return a.filename > b.filename;
 }
 
-std::string major_minor(const std::string& dotted) {
-    const auto first = dotted.find('.');
-    if (first == std::string::npos) return dotted;
-    return dotted.substr(0, dotted.find('.', first + 1));
-}
 
 std::vector<std::string> split_archs(const std::string& archs) {
     std::vector<std::string> out;
@@ -68,6 +63,25 @@ std::vector<std::string> split_archs(const std::string& archs) {
         start = comma + 1;
     }
     return out;
+}
+
+// The compute capabilities of the GPU families that family-specific code (sm_100f, sm_120f) is
+// built for, from NVIDIA's list (developer.nvidia.com/cuda-gpus): B200 10.0, B300 10.3, Thor 11.0,
+// RTX 50xx 12.0, GB10 12.1. A family build is offered to each that runs it, named by a build of
+// the project or not: a B300 asks sm103 however few of its builds name 10.3.
+constexpr std::string_view family_gpus[] = {"10.0", "10.3", "11.0", "12.0", "12.1"};
+
+// "9.0a" -> "9.0": the GPU that runs an arch-specific or family build.
+std::string without_suffix(std::string arch) {
+    if (!arch.empty() && (arch.back() == 'a' || arch.back() == 'f')) arch.pop_back();
+    return arch;
+}
+
+// Whether `name` is a selector the index reads as `constraints`, so that every selector offered
+// is one that answers.
+bool reads_back(const std::string& name, const build_variant& constraints) {
+    const auto parsed = parse_selector(name);
+    return parsed && parsed->constraints == constraints;
 }
 
 std::size_t word_count(const build_variant& c) {
@@ -106,9 +120,12 @@ family_versions versions_named(std::span<const file_record> files) {
     family_versions out;
     for (const auto& file : files) {
         if (file.variant.cuda) out.cuda.push_back(*file.variant.cuda);
-        if (file.variant.torch) out.torch.push_back(major_minor(*file.variant.torch));
+        if (file.variant.torch) out.torch.push_back(torch_family(*file.variant.torch));
+        if (file.variant.sm) {
+            for (auto& arch : split_archs(*file.variant.sm)) out.sm.push_back(without_suffix(std::move(arch)));
+        }
     }
-    for (auto* list : {&out.cuda, &out.torch}) {
+    for (auto* list : {&out.cuda, &out.torch, &out.sm}) {
         std::sort(list->begin(), list->end());
         list->erase(std::unique(list->begin(), list->end()), list->end());
     }
@@ -150,13 +167,22 @@ std::vector<selector> candidate_selectors(const build_variant& variant, const fa
     // torch major.minor, and for a lower bound each later torch the project names.
     std::vector<build_variant> torches;
     if (variant.torch) {
-        torches.emplace_back().torch = major_minor(*variant.torch);
+        torches.emplace_back().torch = torch_family(*variant.torch);
         for (const auto& torch : named.torch) torches.emplace_back().torch = torch;
     }
-    // Each SM of a fat binary on its own; parse_selector refuses an SM beside ROCm, cpu or xpu.
+    // Each GPU that runs an SM of the build (of a fat binary, each on its own): its compute
+    // capability, and for a family build each later one of the family the project names.
+    // parse_selector refuses an SM beside ROCm, cpu or xpu.
     std::vector<build_variant> archs;
     if (variant.sm && (accelerators.empty() || variant.cuda)) {
-        for (auto& arch : split_archs(*variant.sm)) archs.emplace_back().sm = std::move(arch);
+        for (auto& arch : split_archs(*variant.sm)) {
+            const bool family = arch.back() == 'f';
+            archs.emplace_back().sm = without_suffix(std::move(arch));
+            if (!family) continue;
+            // fitting() keeps those it runs on.
+            for (const auto& gpu : named.sm) archs.emplace_back().sm = gpu;
+            for (const auto gpu : family_gpus) archs.emplace_back().sm = std::string(gpu);
+        }
     }
     std::vector<build_variant> abis;
     if (variant.cxx11abi) abis.emplace_back().cxx11abi = variant.cxx11abi;
@@ -187,6 +213,7 @@ std::vector<selector> candidate_selectors(const build_variant& variant, const fa
                     const auto words_used = word_count(c);
                     if (words_used == 0) continue;
                     auto name = words.canonical();
+                    if (!reads_back(name, c)) continue;
                     const int borrowed = (accelerator.borrowed ? 1 : 0) + (torch.borrowed ? 1 : 0);
                     found.push_back({std::move(words), words_used, borrowed, std::move(name)});
                 }
@@ -220,6 +247,35 @@ std::vector<std::vector<std::string>> reaching_selectors(std::span<const file_re
         }
     }
     return out;
+}
+
+std::string torch_family(std::string_view torch) {
+    const auto first = torch.find('.');
+    if (first == std::string_view::npos) return std::string(torch);
+    return std::string(torch.substr(0, torch.find('.', first + 1)));
+}
+
+std::string family_label(const build_variant& variant) {
+    std::vector<std::string> words;
+    selector accelerator;
+    accelerator.constraints.cuda = variant.cuda;
+    accelerator.constraints.rocm = variant.rocm;
+    accelerator.constraints.cpu = variant.cpu;
+    accelerator.constraints.xpu = variant.xpu;
+    if (auto word = accelerator.canonical(); !word.empty()) words.push_back(std::move(word));
+    if (variant.torch) {
+        words.push_back(variant.torch_and_higher ? "torch" + *variant.torch + "andhigher"
+                                                 : "torch" + torch_family(*variant.torch));
+    }
+    if (variant.sm) {
+        std::string archs;
+        for (const auto& arch : split_archs(*variant.sm)) archs += (archs.empty() ? "" : ",") + sm_word(arch);
+        words.push_back(std::move(archs));
+    }
+    if (variant.cxx11abi) words.emplace_back(*variant.cxx11abi ? "cxx11abi1" : "cxx11abi0");
+    std::string label;
+    for (const auto& word : words) label += (label.empty() ? "" : " · ") + word;
+    return label;
 }
 
 }  // namespace wheelhouse::variants

@@ -24,11 +24,13 @@ namespace wheelhouse::variants {
 // such files compete for one place too (and SageAttention's "280.129" is a variant itself).
 std::vector<std::size_t> listed_files(std::span<const catalog::file_record> files, const selector& wanted);
 
-// The CUDA and torch versions a project's builds name ("12.8", "13.0"; torch as major.minor):
-// how that project's users spell the families its builds belong to.
+// The CUDA and torch versions and GPUs a project's builds name ("12.8", "13.0"; torch as
+// major.minor; compute capabilities without their suffix, "9.0" for sm90a): how that project's
+// users spell the families its builds belong to.
 struct family_versions {
     std::vector<std::string> cuda;
     std::vector<std::string> torch;
+    std::vector<std::string> sm;
 };
 family_versions versions_named(std::span<const catalog::file_record> files);
 
@@ -36,12 +38,24 @@ family_versions versions_named(std::span<const catalog::file_record> files);
 // of asking about each axis its variant speaks to, or none. The ways are its accelerator
 // (cuNNN, rocmX.Y, cpu or xpu) and for CUDA the family's other spellings the build fits (the
 // major "cu12" of a cu128 build; each of `named`'s 12.x for a "cu12" build); torch major.minor,
-// and for a lower bound each later torch in `named`; each of its SM architectures; its C++ ABI.
-// Most words first, then the build's own spellings before the family's, then by canonical
-// spelling, so the first is the most specific way to ask for exactly this build. Empty for a
-// variant that says nothing about the machine. Representative, not exhaustive: a version no
-// build of the project names may reach the build too (cu126 for a cu12 build, a newer torch).
+// and for a lower bound each later torch in `named`; each GPU that runs one of its SM
+// architectures (sm90 for sm90a; for sm100f sm100, sm103 and each of `named`'s 10.x); its C++
+// ABI. Only selectors that parse_selector reads back as themselves: a CUDA major with no
+// spelling of its own ("9" of a cu92 build) is left out. Most words first, then the build's own
+// spellings before the family's, then by canonical spelling, so the first is the most specific
+// way to ask for exactly this build. Empty for a variant that says nothing about the machine.
+// Representative, not exhaustive: a version no build of the project names may reach the build
+// too (cu126 for a cu12 build, a newer torch).
 std::vector<selector> candidate_selectors(const build_variant& variant, const family_versions& named = {});
+
+// A torch version as its family: major.minor ("2.10.0" -> "2.10"), how selectors name it.
+std::string torch_family(std::string_view torch);
+
+// How the admin catalog heads a build's column, in selector words: "cu130 · torch2.10 · sm89",
+// "cu12 · torch2.7 · cxx11abi1", "rocm6.4 · torch2.8", "cu128 · torch2.9.0andhigher"; the torch of
+// an exact build as major.minor (torch2.10 for 2.10.0 and 2.10), a fat binary's archs as
+// "sm80,sm90a". Empty for a variant that says nothing about the machine.
+std::string family_label(const build_variant& variant);
 
 // For each of `files`, the canonical candidate selectors (with the versions `files` name) whose
 // index really lists it (a candidate may not: another build of the same slot can fit it better).

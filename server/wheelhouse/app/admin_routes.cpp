@@ -94,6 +94,21 @@ render::link_options links_of(const route_context& context) {
     return links;
 }
 
+// cuda=, torch=, sm=, rocm=, python= and lacks= of the project list.
+result<catalog::build_filter> build_filter_of(const http_target::request_target& target) {
+    catalog::build_filter_text text;
+    text.cuda = target.query_value("cuda").value_or("");
+    text.torch = target.query_value("torch").value_or("");
+    text.sm = target.query_value("sm").value_or("");
+    text.rocm = target.query_value("rocm").value_or("");
+    text.python = target.query_value("python").value_or("");
+    const auto lacks = target.query_value("lacks").value_or("");
+    if (lacks == "1" || lacks == "true") text.lacks = true;
+    else if (!lacks.empty() && lacks != "0" && lacks != "false")
+        return invalid("lacks is '" + std::string(lacks) + "'; give lacks=1 for the projects without such a build");
+    return catalog::parse_build_filter(text);
+}
+
 result<catalog::project_query> project_query_of(const route_request& request) {
     const auto& target = request.target;
     catalog::project_query query;
@@ -109,6 +124,9 @@ result<catalog::project_query> project_query_of(const route_request& request) {
         if (!parsed) return parsed.error();
         query.sort = *parsed;
     }
+    auto builds = build_filter_of(target);
+    if (!builds) return builds.error();
+    query.builds = std::move(*builds);
     query.visible = request.visible;
     return query;
 }
@@ -155,6 +173,12 @@ route_answer list_projects(route_context& context, route_request& request) {
     auto found = catalog::search_projects(context.catalog, *query);
     if (!found) return fail(request, found.error());
     return ok(request, render::project_list_json(*found, *query));
+}
+
+route_answer list_build_words(route_context& context, route_request& request) {
+    auto words = catalog::words_of_builds(context.catalog, request.visible);
+    if (!words) return fail(request, words.error());
+    return ok(request, render::build_words_json(*words));
 }
 
 route_answer project_detail(route_context& context, route_request& request) {
@@ -204,9 +228,12 @@ route_answer file_detail(route_context& context, route_request& request) {
         auto downloads = catalog::read_downloads(db, detail.file.id);
         if (!downloads) return downloads.error();
         detail.downloads = std::move(*downloads);
-        auto history = catalog::read_audit(db, history_entries, filename);
+        catalog::audit_query about_file;
+        about_file.target = filename;
+        about_file.per_page = history_entries;
+        auto history = catalog::read_audit(db, about_file);
         if (!history) return history.error();
-        detail.history = std::move(*history);
+        detail.history = std::move(history->entries);
         return {};
     });
     if (!read) return fail(request, read.error());
@@ -263,19 +290,29 @@ route_answer revoke_token(route_context& context, route_request& request) {
 }
 
 route_answer read_audit(route_context& context, route_request& request) {
-    auto limit = query_integer(request.target, "limit", 100, 1, max_audit_entries);
-    if (!limit) return fail(request, limit.error());
-    std::optional<std::string> about;
-    if (const auto wanted = request.target.query_value("target"); wanted && !wanted->empty()) about = std::string(*wanted);
-    std::vector<catalog::audit_entry> entries;
+    const auto& target = request.target;
+    catalog::audit_query query;
+    // limit= is per_page's first name, kept for scripts that use it.
+    const bool old_name = target.query_value("limit").has_value() && !target.query_value("per_page");
+    auto per_page = query_integer(target, old_name ? "limit" : "per_page", 100, 1, max_audit_entries);
+    if (!per_page) return fail(request, per_page.error());
+    auto page = query_integer(target, "page", 1, 1, 1'000'000'000);
+    if (!page) return fail(request, page.error());
+    query.per_page = *per_page;
+    query.page = *page;
+    if (const auto wanted = target.query_value("target"); wanted && !wanted->empty()) query.target = std::string(*wanted);
+    query.actor = std::string(target.query_value("actor").value_or(""));
+    query.action = std::string(target.query_value("action").value_or(""));
+    query.search = std::string(target.query_value("q").value_or(""));
+    catalog::audit_page found;
     auto read = context.catalog.read_snapshot([&](sqlite::connection& db) -> result<void> {
-        auto found = catalog::read_audit(db, *limit, about);
-        if (!found) return found.error();
-        entries = std::move(*found);
+        auto entries = catalog::read_audit(db, query);
+        if (!entries) return entries.error();
+        found = std::move(*entries);
         return {};
     });
     if (!read) return fail(request, read.error());
-    return ok(request, render::audit_json(entries));
+    return ok(request, render::audit_json(found, query));
 }
 
 }  // namespace wheelhouse::app::admin

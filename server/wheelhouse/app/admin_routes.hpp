@@ -1,7 +1,9 @@
 #pragma once
 // The JSON the admin catalog reads and the curation it does, under /api/v1/ (the route table
 // says who may call each, and where it runs):
-//   GET    projects?q=&page=&per_page=&sort=   the project list, searched, sorted, paginated
+//   GET    projects?q=&page=&per_page=&sort=   the project list, searched, sorted, paginated,
+//          &cuda=&torch=&sm=&rocm=&python=&lacks=  filtered by the builds a project has (or lacks)
+//   GET    variants                            the words those filters take, as the builds name them
 //   GET    projects/<project>                  versions, variant matrix, summary, status
 //   PUT    projects/<project>/status           {"status", "reason"} (POST too)
 //   GET    files/<filename>                    details, METADATA, downloads per day
@@ -10,7 +12,7 @@
 //   DELETE files/<filename>                    the row; its blob when nothing else needs it
 //   GET    tokens, POST tokens {"name", "scope", "projects", "expires_in_days"}
 //   DELETE tokens/<name>
-//   GET    audit?limit=&target=
+//   GET    audit?page=&per_page=&action=&actor=&target=&q=   newest first; limit= is per_page
 // Every refusal is JSON {"error": "..."} with its status. Thread safety: each handler runs on
 // the worker its route's lane names.
 
@@ -20,6 +22,7 @@
 namespace wheelhouse::app::admin {
 
 route_answer list_projects(route_context& context, route_request& request);
+route_answer list_build_words(route_context& context, route_request& request);
 route_answer project_detail(route_context& context, route_request& request);
 route_answer set_project_status(route_context& context, route_request& request);
 route_answer file_detail(route_context& context, route_request& request);

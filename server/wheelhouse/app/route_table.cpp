@@ -59,6 +59,7 @@ constexpr std::array routes{
     // The admin catalog's JSON, and scripts: reads that query, sort or read METADATA on the read
     // pool, changes on the write pool.
     route{get_head,   "/api/v1/projects[/]",                      read,   scope::listing, private_reads,            api,     none,   read_pool,  admin::list_projects},
+    route{get_head,   "/api/v1/variants[/]",                      read,   scope::listing, private_reads,            api,     none,   read_pool,  admin::list_build_words},
     route{get_head,   "/api/v1/projects/{project}[/]",            read,   scope::project, private_reads,            api,     none,   read_pool,  admin::project_detail},
     route{get_head,   "/api/v1/projects/{project}/variants[/]",   read,   scope::project, private_reads,            tools,   none,   read_pool,  project_variants},
     route{PUT | POST, "/api/v1/projects/{project}/status[/]",     admin,  scope::project, "project status changes", api,     json,   write_pool, admin::set_project_status},

@@ -68,6 +68,7 @@ void server::stop_contexts() {
 }
 
 result<void> server::open() {
+    if (auto log_ready = log_.ready(); !log_ready) return log_ready;
     error_code ec;
     const auto address = net::ip::make_address(options_.host, ec);
     if (ec) return invalid("listen address '" + options_.host + "' is not an IP address");

@@ -33,7 +33,7 @@ public:
     server(const server&) = delete;
     server& operator=(const server&) = delete;
 
-    // Binds and listens. Thread safety: call once, before start().
+    // Checks the access log can be written, binds and listens. Thread safety: call once, before start().
     result<void> open();
     tcp::endpoint local_endpoint() const;
     // The limits in force (max_connections resolved from the descriptor limit when it was 0).

@@ -64,7 +64,7 @@ async function clickForNotice(page, selector) {
 // The matrix of one release as {python: {family: [filenames]}}.
 async function readMatrix(page, version) {
   return page.$eval(`table.matrix[data-version="${version}"]`, (table) => {
-    const families = [...table.querySelectorAll('thead th')].slice(1).map((th) => th.textContent);
+    const families = [...table.querySelectorAll('thead th')].slice(1).map((th) => th.dataset.family);
     const out = {};
     for (const row of table.querySelectorAll('tbody tr')) {
       const python = row.querySelector('th').textContent;
@@ -76,6 +76,29 @@ async function readMatrix(page, version) {
     }
     return out;
   });
+}
+
+// Each column head of one release as {family: [what it shows under the family, link or text]}.
+async function readHeads(page, version) {
+  return page.$eval(`table.matrix[data-version="${version}"]`, (table) => Object.fromEntries(
+    [...table.querySelectorAll('thead th[data-family]')].map((th) => [th.dataset.family,
+      [...th.querySelectorAll('.selector')].map((item) => item.getAttribute('href') ?? item.textContent)])));
+}
+
+async function projectRows(page) {
+  return page.$$eval('table.projects tbody tr', (rows) => rows.map((row) => row.dataset.project));
+}
+
+// Chooses a filter value and waits for the list to show `expected` (project names, in order).
+async function filterTo(page, selector, value, expected) {
+  await page.selectOption(selector, value);
+  await page.waitForFunction((names) => {
+    const rows = [...document.querySelectorAll('table.projects tbody tr')];
+    const empty = document.querySelector('main .table-wrap .empty');
+    if (names.length === 0) return rows.length === 0 && empty !== null;
+    return rows.length === names.length && rows.every((row, i) => row.dataset.project === names[i]);
+  }, expected, {timeout: 10000});
+  return projectRows(page);
 }
 
 const scenarios = {
@@ -104,6 +127,9 @@ const scenarios = {
     await page.waitForSelector(`table.matrix[data-version="${config.matrix_version}"]`);
     seen.versions = await page.$$eval('table.matrix', (tables) => tables.map((t) => t.dataset.version));
     seen.matrix = await readMatrix(page, config.matrix_version);
+    seen.heads = await readHeads(page, config.matrix_version);
+    seen.older_matrix = await readMatrix(page, config.older_version);
+    seen.older_heads = await readHeads(page, config.older_version);
     seen.summary = await page.textContent('#project-summary');
     seen.requires_python = await page.textContent('#requires-python');
 
@@ -141,12 +167,42 @@ const scenarios = {
     seen.hostile_list_images = await page.$$eval('main img', (images) => images.length);
     seen.pwned = await page.evaluate(() => window.__pwned === true);
 
+    // The builds filters: which projects have a cu130 build, which lack one, for a GPU.
+    await page.goto(`${base}/#/`);
+    await page.waitForSelector('table.projects tbody tr');
+    await page.waitForSelector('#filter-cuda option[value="cu130"]', {state: 'attached'});
+    seen.filter_words = await page.$$eval('#project-filters select[data-axis]', (selects) => Object.fromEntries(
+      selects.map((select) => [select.dataset.axis, [...select.options].slice(1).map((option) => option.value)])));
+    seen.with_cu130 = await filterTo(page, '#filter-cuda', 'cu130', config.with_cu130);
+    // One build must have all that is named: flash-attn's torch2.8 build is for CUDA 12.8.
+    seen.with_cu130_torch28 = await filterTo(page, '#filter-torch', 'torch2.8', config.with_cu130_torch28);
+    await page.selectOption('#filter-torch', '');
+    seen.with_cu130_sm120 = await filterTo(page, '#filter-sm', 'sm120', config.with_cu130_sm120);
+    await shot(page, 'projects-filter-has');
+    await page.selectOption('#filter-sm', '');
+    seen.without_cu130 = await filterTo(page, '#filter-lacks', '1', config.without_cu130);
+    seen.without_count = await page.textContent('#project-count');
+    seen.filter_address = await page.evaluate(() => location.hash);
+    await shot(page, 'projects-filter-lacks');
+    // The address keeps the filters: a reload shows the same list.
+    await page.reload();
+    await page.waitForSelector('table.projects tbody tr');
+    seen.reloaded = await projectRows(page);
+    await page.goto(`${base}/#/project/${config.matrix_project}`);
+    await page.waitForSelector(`table.matrix[data-version="${config.matrix_version}"]`);
+    await page.locator(`table.matrix[data-version="${config.matrix_version}"]`).screenshot(
+      {path: join(config.artifacts, 'matrix.png')});
+
     // Phone width and the dark theme, for the record.
     await page.setViewportSize({width: 390, height: 844});
     await page.goto(`${base}/#/project/${config.matrix_project}`);
     await page.waitForSelector('table.matrix');
     seen.phone_overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     await shot(page, 'project-phone');
+    await page.goto(`${base}/#/?cuda=cu130&lacks=1`);
+    await page.waitForSelector('table.projects tbody tr');
+    seen.phone_list_overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    await shot(page, 'projects-filter-phone');
     await page.emulateMedia({colorScheme: 'dark'});
     await page.goto(`${base}/#/`);
     await page.waitForSelector('table.projects');
@@ -214,6 +270,26 @@ const scenarios = {
     seen.tokens = await page.$$eval('table.tokens tbody tr', (rows) => rows.map((row) => row.dataset.token));
     seen.audit = await page.$$eval('table.audit tbody tr', (rows) => rows.map((row) =>
       [...row.querySelectorAll('td')].slice(1, 4).map((cell) => cell.textContent)));
+    seen.audit_count = await page.textContent('#audit-count');
+    await page.selectOption('#audit-action', 'yank');
+    await page.waitForFunction(() => [...document.querySelectorAll('table.audit tbody tr')]
+      .every((row) => row.querySelectorAll('td')[2].textContent === 'yank'));
+    seen.audit_yanks = await page.$$eval('table.audit tbody tr', (rows) => rows.map((row) =>
+      [...row.querySelectorAll('td')].slice(1, 4).map((cell) => cell.textContent)));
+    await page.selectOption('#audit-action', '');
+    await page.waitForFunction((total) => document.getElementById('audit-count').textContent === total, seen.audit_count);
+    // A short hash as the log shows it finds its file's upload.
+    const short = await page.$eval('table.audit code.hash.short', (code) => [code.textContent, code.title]);
+    seen.audit_short_hash = short;
+    await page.fill('#audit-search', short[0]);
+    await page.waitForFunction((hash) => {
+      const rows = [...document.querySelectorAll('table.audit tbody tr')];
+      return rows.length > 0 && rows.every((row) => row.querySelector('code.hash.short')?.title === hash);
+    }, short[1]);
+    seen.audit_by_hash = await page.$$eval('table.audit tbody tr', (rows) => rows.map((row) =>
+      row.querySelectorAll('td')[2].textContent));
+    await page.fill('#audit-search', '');
+    await page.waitForFunction((total) => document.getElementById('audit-count').textContent === total, seen.audit_count);
     await shot(page, 'admin');
     seen.revoke_notice = await clickForNotice(page, 'tr[data-token="ci-from-the-page"] button');
 
