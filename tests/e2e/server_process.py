@@ -19,7 +19,8 @@ class ServerProcess:
     """One `wheelhouse serve` on 127.0.0.1:<free port>, with its access log in a file (or where
     `access_log` says: "-" puts it in stdout_path, which holds whatever the server writes there)."""
 
-    def __init__(self, data_dir: Path, *extra_args: str, env: dict | None = None, access_log: str | None = None):
+    def __init__(self, data_dir: Path, *extra_args: str, env: dict | None = None, access_log: str | None = None,
+                 preexec_fn=None):
         self.data_dir = Path(data_dir)
         self.access_log = self.data_dir.parent / f"{self.data_dir.name}-access.log"
         self.access_log_argument = access_log or str(self.access_log)
@@ -27,6 +28,7 @@ class ServerProcess:
         self.stderr_path = self.data_dir.parent / f"{self.data_dir.name}-stderr.log"
         self.extra_args = list(extra_args)
         self.env = env
+        self.preexec_fn = preexec_fn  # run in the child before exec (a lower resource limit, say)
         self.process: subprocess.Popen | None = None
         self.url = ""
 
@@ -36,7 +38,8 @@ class ServerProcess:
         self._stderr = open(self.stderr_path, "wb")
         self._stdout = open(self.stdout_path, "wb")
         environment = dict(os.environ, **(self.env or {}))
-        self.process = subprocess.Popen(command, stdout=self._stdout, stderr=self._stderr, env=environment)
+        self.process = subprocess.Popen(command, stdout=self._stdout, stderr=self._stderr, env=environment,
+                                        preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + timeout
         pattern = re.compile(rb"listening on (http://[^/\s]+/)")
         while time.monotonic() < deadline:

@@ -78,25 +78,72 @@ http_response test_server::request(http::verb method, std::string_view target, c
 }
 
 std::string test_server::raw(std::string_view bytes, std::chrono::milliseconds wait) {
-    net::io_context context;
-    tcp::socket socket(context);
-    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_));
-    net::write(socket, net::buffer(bytes.data(), bytes.size()));
+    return raw_exchange(port_, bytes, wait);
+}
+
+std::string raw_exchange(unsigned short port, std::string_view bytes, std::chrono::milliseconds wait) {
+    raw_client client(port);
     std::string received;
-    std::array<char, 4096> chunk{};
-    socket.non_blocking(true);
+    // What does not fit the socket goes in pieces, reading between them, so a server that
+    // answers early and stops reading does not leave its answer unread behind a full buffer.
+    constexpr std::size_t piece = 64 * 1024;
+    for (std::size_t at = 0; at < bytes.size() && !client.closed(); at += piece) {
+        if (!client.send(bytes.substr(at, piece), wait)) break;
+        received += client.received_now();
+    }
+    return received + client.receive(wait);
+}
+
+raw_client::raw_client(unsigned short port) : socket_(context_) {
+    socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    socket_.non_blocking(true);
+}
+
+bool raw_client::send(std::string_view bytes, std::chrono::milliseconds wait) {
     const auto deadline = std::chrono::steady_clock::now() + wait;
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (!bytes.empty() && !send_failed_) {
         boost::system::error_code ec;
-        const auto n = socket.read_some(net::buffer(chunk), ec);
+        const auto n = socket_.write_some(net::buffer(bytes.data(), bytes.size()), ec);
         if (ec == net::error::would_block) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            if (std::chrono::steady_clock::now() >= deadline) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
             continue;
         }
-        if (ec) break;  // closed by the server
+        if (ec) send_failed_ = true;
+        bytes.remove_prefix(n);
+    }
+    return !send_failed_;
+}
+
+std::string raw_client::received_now() {
+    std::string received;
+    std::array<char, 4096> chunk{};
+    while (!closed_) {
+        boost::system::error_code ec;
+        const auto n = socket_.read_some(net::buffer(chunk), ec);
+        if (ec == net::error::would_block) break;
+        if (ec) closed_ = true;  // closed by the server
         received.append(chunk.data(), n);
     }
     return received;
+}
+
+std::string raw_client::receive(std::chrono::milliseconds wait) {
+    std::string received;
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    while (!closed_ && std::chrono::steady_clock::now() < deadline) {
+        received += received_now();
+        if (!closed_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return received;
+}
+
+std::size_t count_responses(std::string_view bytes) {
+    std::size_t count = 0;
+    for (std::size_t at = 0; (at = bytes.find("HTTP/1.", at)) != std::string_view::npos; ++at) {
+        if (at == 0 || bytes[at - 1] == '\n') ++count;
+    }
+    return count;
 }
 
 std::string make_wheel(std::string_view name, std::string_view version, std::string_view summary,

@@ -70,6 +70,33 @@ private:
     unsigned short port_ = 0;
 };
 
+// One connection for a test that sends in pieces, with pauses, or more than the server reads.
+class raw_client {
+public:
+    explicit raw_client(unsigned short port);
+    // False once the server has closed or reset the connection, or when the server has not
+    // taken the bytes within `wait`.
+    bool send(std::string_view bytes, std::chrono::milliseconds wait = std::chrono::milliseconds(10000));
+    // What arrives until the server closes the connection or `wait` passes.
+    std::string receive(std::chrono::milliseconds wait = std::chrono::milliseconds(3000));
+    // What has arrived so far, without waiting; closed() says whether the server closed.
+    std::string received_now();
+    bool closed() const { return closed_; }
+
+private:
+    boost::asio::io_context context_;
+    boost::asio::ip::tcp::socket socket_;
+    bool closed_ = false;
+    bool send_failed_ = false;
+};
+
+// Sends `bytes` on a fresh connection; whatever comes back until the server closes or `wait` passes.
+std::string raw_exchange(unsigned short port, std::string_view bytes,
+                         std::chrono::milliseconds wait = std::chrono::milliseconds(3000));
+
+// How many responses `bytes` holds (status lines at the start of a line).
+std::size_t count_responses(std::string_view bytes);
+
 // A valid wheel whose METADATA names `name` and `version`.
 std::string make_wheel(std::string_view name, std::string_view version, std::string_view summary = "A test wheel",
                        std::string_view requires_python = "");

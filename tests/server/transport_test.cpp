@@ -22,7 +22,8 @@ TEST_CASE("server: malformed and absurd requests get a precise 4xx", "[server][t
         {"GET /simple/ HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n", "HTTP/1.1 431",
          "headers are larger"},
         {"this is not http\r\n\r\n", "HTTP/1.1 400", "malformed HTTP request"},
-        {"GET /simple/ HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n", "HTTP/1.1 400", "malformed"},
+        {"GET /simple/ HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n", "HTTP/1.1 400",
+         "one Content-Length of decimal digits"},
     };
     for (const auto& [request, status_line, phrase] : table) {
         CAPTURE(request.substr(0, 60));

@@ -78,6 +78,8 @@ transport::server_options server_options_from(const config::settings& settings, 
     out.metrics = &metrics;
     out.limits.idle_timeout = settings.idle_timeout;
     out.limits.read_timeout = settings.read_timeout;
+    out.limits.min_body_rate = settings.min_body_rate;
+    out.limits.max_connections = settings.max_connections;
     return out;
 }
 
@@ -89,8 +91,9 @@ void announce(const transport::server& server, const config::settings& settings)
     // An admin who meant to open the index (or to close it) sees which it is before anyone reads.
     const char* access = settings.private_index ? "private: every read needs a token of scope read or above"
                                                 : "public: anyone may read, uploads need a token";
-    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads; %s)\n", host.c_str(),
-                 endpoint.port(), settings.data.c_str(), settings.threads, access);
+    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads, up to %zu connections; %s)\n",
+                 host.c_str(), endpoint.port(), settings.data.c_str(), settings.threads,
+                 server.limits().max_connections, access);
     std::fflush(stderr);
 }
 

@@ -72,6 +72,12 @@ const std::vector<setting>& table() {
         declare(serving, "idle-timeout", &settings::idle_timeout, "Seconds a kept-alive connection may wait (default 30)"),
         declare(serving, "read-timeout", &settings::read_timeout,
                 "Seconds a client may go silent mid-request (default 30)"),
+        declare(serving, "min-body-rate", &settings::min_body_rate,
+                "Bytes a second a request body must average once --read-timeout has passed, or 408; "
+                "0: no minimum (default 4096)"),
+        declare(serving, "max-connections", &settings::max_connections,
+                "Connections open at once; more get 503 with Retry-After (default: what the file-descriptor "
+                "limit leaves room for, two descriptors each)"),
         declare(serving, "drain-timeout", &settings::drain_timeout, "Seconds to finish requests on SIGTERM (default 10)"),
         declare(serving, "ingest-workers", &settings::ingest_workers,
                 "Threads validating uploads (default: one per core)", zero_is_one_per_core),

@@ -30,6 +30,8 @@ struct settings {
     std::uint64_t max_upload_bytes = 4ull << 30;
     std::chrono::seconds idle_timeout{30};
     std::chrono::seconds read_timeout{30};
+    std::uint64_t min_body_rate = 4096;  // bytes a second a body averages after read_timeout; 0: none
+    unsigned max_connections = 0;        // 0: from the file-descriptor limit
     std::chrono::seconds drain_timeout{10};
     unsigned ingest_workers = 0;  // 0: one per core
     unsigned ingest_queue = 16;

@@ -1,7 +1,9 @@
 #include "wheelhouse/transport/http_session.hpp"
 
 #include <array>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -16,6 +18,10 @@ namespace {
 // Bodies nobody asked for (a GET with a body) are read and dropped up to this size.
 constexpr std::uint64_t unexpected_body_limit = 64 * 1024;
 
+// The read buffer's bound, and the size of one read: a header block, chunk-size line or trailer
+// is parsed whole in it, so each has a limit well below this (session_limits).
+constexpr std::size_t read_buffer_bytes = 64 * 1024;
+
 constexpr std::string_view continue_line = "HTTP/1.1 100 Continue\r\n\r\n";
 
 bool is_quiet(const error_code& ec) {
@@ -29,16 +35,68 @@ bool expects_continue(const http::request_header<>& header) {
     return beast::iequals(expect, "100-continue");
 }
 
+// "0", "000;name=value": a last-chunk line (RFC 9112 §7.1) whose extension's quotes all close.
+bool is_last_chunk_line(std::string_view line) {
+    const auto size_end = line.find_first_not_of('0');
+    if (line.empty() || size_end == 0) return false;
+    if (size_end != std::string_view::npos && std::isxdigit(static_cast<unsigned char>(line[size_end]))) return false;
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        if (quoted && line[i] == '\\') ++i;
+        else if (line[i] == '"') quoted = !quoted;
+    }
+    return !quoted;
+}
+
 }  // namespace
+
+// Wraps each completion handler: an exception from a request or a handler ends this
+// connection, never the I/O thread with every other connection on it.
+template <class Step>
+auto http_session::guarded(Step step) {
+    return [self = shared_from_this(), step = std::move(step)](auto&&... args) mutable {
+        if (self->closed_) return;
+        try {
+            step(std::forward<decltype(args)>(args)...);
+        } catch (const std::exception& failure) {
+            self->contain(failure.what());
+        } catch (...) {
+            self->contain("an exception of unknown type");
+        }
+    };
+}
+
+void http_session::contain(const char* what) noexcept {
+    if (contained_) return do_close();  // the 500 below failed too: logged once already
+    contained_ = true;
+    try {
+        spdlog::error("{} {} {}: {}; closing this connection", peer_, log_method_.empty() ? "-" : log_method_,
+                      log_target_.empty() ? "-" : log_target_, what);
+        discard_body();
+        // Nothing of a response written yet: say so, rather than leave the client guessing.
+        if (!response_ && !read_pending_) {
+            return respond_and_close(http::status::internal_server_error,
+                                     "try again, and tell the server's administrator if it fails again: the server "
+                                     "failed on this request and logged why");
+        }
+    } catch (...) {
+    }
+    do_close();
+}
 
 http_session::http_session(tcp::socket&& socket, request_handler& handler, const session_limits& limits,
                            session_registry& registry, access_log& log)
     : stream_(std::move(socket)),
       stream_wait_(stream_.get_executor()),
+      read_timer_(stream_.get_executor()),
+      buffer_(read_buffer_bytes),
       handler_(handler),
       limits_(limits),
       registry_(registry),
-      log_(log) {
+      log_(log),
+      chunk_header_check_([this](std::uint64_t size, std::string_view extensions, error_code& ec) {
+          on_chunk_header(size, extensions, ec);
+      }) {
     error_code ec;
     // For the prepared write's first try (do_write_prepared); the asynchronous operations are
     // unaffected by it.
@@ -59,14 +117,15 @@ http_session::~http_session() {
 
 void http_session::run() {
     registry_.add(shared_from_this());
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&http_session::do_read_header, shared_from_this()));
+    net::dispatch(stream_.get_executor(), guarded([this] { do_read_header(); }));
 }
 
 void http_session::drain() {
-    net::post(stream_.get_executor(), [self = shared_from_this()] {
-        self->draining_ = true;
-        if (self->waiting_for_request_) self->stream_.socket().cancel();
-    });
+    net::post(stream_.get_executor(), guarded([this] {
+        draining_ = true;
+        error_code ignored;
+        if (waiting_for_request_ || reading_ == reading::linger) stream_.socket().cancel(ignored);
+    }));
 }
 
 void http_session::do_read_header() {
@@ -77,28 +136,41 @@ void http_session::do_read_header() {
     // default of 1 MiB would refuse every larger upload before the route is asked.
     header_parser_->body_limit(boost::none);
     waiting_for_request_ = true;
-    stream_.expires_after(limits_.idle_timeout);
-    http::async_read_header(stream_, buffer_, *header_parser_,
-                            [self = shared_from_this()](error_code ec, std::size_t) { self->on_read_header(ec); });
+    header_block_bytes_ = 0;
+    refusal_.reset();
+    reading_ = reading::header;
+    // The whole header block within the idle timeout: a client cannot stretch it by trickling.
+    phase_deadline_ = clock::now() + limits_.idle_timeout;
+    arm_read_deadline();
+    parse_header();  // a pipelined request may be in the buffer already
 }
 
-void http_session::on_read_header(error_code ec) {
-    waiting_for_request_ = false;
-    request_ = incoming_request{};
-    request_started_ = std::chrono::steady_clock::now();
-    request_.received_at = request_started_;
-    if (ec == http::error::header_limit) {
-        return respond_and_close(http::status::request_header_fields_too_large,
-                                 "the request's headers are larger than " + std::to_string(limits_.header_bytes) +
-                                     " bytes; send fewer or shorter headers");
+void http_session::parse_header() {
+    while (buffer_.size() > 0) {
+        error_code ec;
+        const auto used = header_parser_->put(buffer_.data(), ec);
+        buffer_.consume(used);
+        header_block_bytes_ += used;
+        if (ec == http::error::need_more || (!ec && used == 0)) break;
+        if (ec || header_parser_->is_header_done()) return on_header(ec);
     }
-    if (ec && is_quiet(ec)) return do_close();
+    read_more();
+}
+
+void http_session::on_header(error_code ec) {
+    waiting_for_request_ = false;
+    reading_ = reading::nothing;
+    request_ = incoming_request{};
+    request_started_ = clock::now();
+    request_.received_at = request_started_;
     if (ec) {
-        return respond_and_close(http::status::bad_request, "malformed HTTP request (" + ec.message() + ")");
+        auto refused = header_refusal(ec, limits_);
+        return respond_and_close(refused.status, std::move(refused.message));
     }
     const auto& header = header_parser_->get();
     log_method_.assign(header.method_string());  // assign keeps the capacity of the last request's
     log_target_.assign(header.target());
+    if (auto refused = check_framing(header)) return respond_and_close(refused->status, std::move(refused->message));
     start_body(handler_.plan_body(header));
 }
 
@@ -127,64 +199,77 @@ void http_session::start_body(body_plan plan) {
                                  "the request body is larger than this server's limit of " +
                                      std::to_string(body_limit_) + " bytes");
     }
-    buffer_.reserve(64 * 1024);  // read the body in large chunks, not the header's small ones
+    if (header_parser_->chunked()) chunked_header_.emplace(header_parser_->get().base());
     if (plan.how == body_plan::kind::stream) {
         sink_parser_.emplace(std::move(*header_parser_));
         sink_parser_->body_limit(body_limit_);
         sink_parser_->get().body() = std::move(plan.sink);
+        sink_parser_->on_chunk_header(chunk_header_check_);
+        sink_parser_->eager(true);
     } else {
         string_parser_.emplace(std::move(*header_parser_));
         string_parser_->body_limit(body_limit_);
+        string_parser_->on_chunk_header(chunk_header_check_);
+        string_parser_->eager(true);
     }
-    auto read_body = [this] {
-        if (sink_parser_) do_read_body(*sink_parser_);
-        else do_read_body(*string_parser_);
-    };
-    if (!send_continue) return read_body();
+    if (!send_continue) return begin_body();
     // curl waits a second for this before sending a large body; answer at once.
     stream_.expires_after(limits_.write_timeout);
     net::async_write(stream_, net::buffer(continue_line.data(), continue_line.size()),
-                     [self = shared_from_this(), read_body](error_code ec, std::size_t) {
+                     guarded([this](error_code ec, std::size_t) {
                          if (ec) {
-                             self->fail(ec, "write 100-continue");
-                             return self->do_close();
+                             fail(ec, "write 100-continue");
+                             return do_close();
                          }
-                         read_body();
-                     });
+                         begin_body();
+                     }));
+}
+
+void http_session::begin_body() {
+    reading_ = reading::body;
+    paced_since_ = last_progress_ = clock::now();
+    paced_bytes_ = 0;
+    chunk_extension_bytes_ = 0;
+    arm_read_deadline();
+    continue_reading();  // what came with the header first
 }
 
 template <class Parser>
-void http_session::do_read_body(Parser& parser) {
-    stream_.expires_after(limits_.read_timeout);
-    http::async_read_some(stream_, buffer_, parser,
-                          [self = shared_from_this(), &parser](error_code ec, std::size_t) {
-                              self->on_read_body(parser, ec);
-                          });
-}
-
-template <class Parser>
-void http_session::on_read_body(Parser& parser, error_code ec) {
-    if (ec == http::error::body_limit) {
+void http_session::parse_body(Parser& parser) {
+    while (!parser.is_done() && buffer_.size() > 0) {
+        error_code ec;
+        const auto used = parser.put(buffer_.data(), ec);
+        buffer_.consume(used);
+        if (ec == http::error::need_more || (!ec && used == 0)) break;
+        if (ec) return refuse_body(parser, ec);
+    }
+    if (parser.is_done()) return finish_body(parser);
+    if (auto refused = check_unparsed(parser.chunked())) {
         discard_body();
+        return respond_and_close(refused->status, std::move(refused->message));
+    }
+    read_more();
+}
+
+template <class Parser>
+void http_session::refuse_body(Parser& parser, error_code ec) {
+    std::optional<error> sink_failure;
+    if constexpr (std::is_same_v<Parser, http::request_parser<sink_body>>) sink_failure = parser.get().body()->failure;
+    discard_body();
+    if (refusal_) return respond_and_close(refusal_->status, std::move(refusal_->message));
+    if (sink_failure) return respond_and_close(status_for(sink_failure->kind), sink_failure->message);
+    if (ec == http::error::body_limit) {
         return respond_and_close(http::status::payload_too_large,
                                  "the request body is larger than this server's limit of " +
                                      std::to_string(body_limit_) + " bytes");
     }
-    if (ec == beast::error::timeout) {
-        discard_body();
-        return respond_and_close(http::status::request_timeout,
-                                 "the client stopped sending the request body; send it again");
-    }
-    if (ec) {
-        std::optional<error> refusal;
-        if constexpr (std::is_same_v<Parser, http::request_parser<sink_body>>) refusal = parser.get().body()->failure;
-        discard_body();
-        if (refusal) return respond_and_close(status_for(refusal->kind), refusal->message);
-        fail(ec, "read body");
-        return do_close();
-    }
-    if (!parser.is_done()) return do_read_body(parser);
+    auto refused = body_refusal(ec);
+    respond_and_close(refused.status, std::move(refused.message));
+}
 
+template <class Parser>
+void http_session::finish_body(Parser& parser) {
+    reading_ = reading::nothing;
     auto message = parser.release();
     request_.body_bytes = message.payload_size().value_or(0);
     if constexpr (std::is_same_v<Parser, http::request_parser<sink_body>>) {
@@ -194,18 +279,177 @@ void http_session::on_read_body(Parser& parser, error_code ec) {
         request_.body = std::move(message.body());
         string_parser_.reset();
     }
-    request_.header = std::move(message.base());
+    // RFC 9110 §6.5.1: trailer fields are not merged into the header section; Beast merges
+    // them, so the handler gets the header section as it came.
+    if (chunked_header_) {
+        request_.header = std::move(*chunked_header_);
+        chunked_header_.reset();
+    } else {
+        request_.header = std::move(message.base());
+    }
     dispatch();
+}
+
+void http_session::on_chunk_header(std::uint64_t size, std::string_view extensions, error_code& ec) {
+    chunk_extension_bytes_ += extensions.size();
+    if (chunk_extension_bytes_ > limits_.chunk_extension_bytes) {
+        refusal_.emplace(chunk_extensions_refusal(limits_));
+        ec = http::error::bad_chunk_extension;
+        return;
+    }
+    if (size != 0) return;
+    // The last chunk: Beast calls this once the whole trailer is in the buffer, before it parses
+    // the trailer's fields (where a field of 64 KiB would throw). `extensions` points into the
+    // buffer, just before the last chunk's CRLF.
+    const std::string_view buffered(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    const auto begin = reinterpret_cast<std::uintptr_t>(buffered.data());
+    const auto at = reinterpret_cast<std::uintptr_t>(extensions.data() + extensions.size());
+    if (at < begin || at > begin + buffered.size()) return;  // not in our buffer after all: its size bounds it
+    const auto line_end = static_cast<std::size_t>(at - begin);
+    const auto end = buffered.find("\r\n\r\n", line_end);
+    const auto trailer = end == std::string_view::npos ? buffered.size() - line_end : end + 2 - line_end;
+    if (header_block_bytes_ + trailer > limits_.header_bytes) {
+        refusal_.emplace(trailer_refusal(limits_));
+        ec = http::error::header_limit;
+    }
+}
+
+std::optional<request_refusal> http_session::check_unparsed(bool chunked) const {
+    // What the parser leaves in the buffer waiting for more: in a chunked body, a chunk-size line
+    // or the last chunk's line and its trailer so far. Neither may grow past its limit while a
+    // client trickles it in.
+    if (!chunked) return std::nullopt;
+    std::string_view rest(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    if (rest.starts_with("\r\n")) rest.remove_prefix(2);  // the end of the last chunk's data
+    const auto line_end = rest.find("\r\n");
+    if (line_end == std::string_view::npos) {
+        if (chunk_extension_bytes_ + rest.size() > limits_.chunk_extension_bytes)
+            return chunk_extensions_refusal(limits_);
+        return std::nullopt;
+    }
+    // The parser takes every whole chunk-size line but the last chunk's, which waits for its
+    // trailer, and one whose quoted extension never closes (Beast looks for the quote past the
+    // line's end, for as long as the client sends).
+    if (!is_last_chunk_line(rest.substr(0, line_end))) return body_refusal(http::error::bad_chunk_extension);
+    if (header_block_bytes_ + (rest.size() - line_end - 2) > limits_.header_bytes)
+        return trailer_refusal(limits_);
+    return std::nullopt;
+}
+
+void http_session::read_more() {
+    const auto room = buffer_.max_size() - buffer_.size();
+    // The limits above keep every unparsed element well inside the buffer; never read past it.
+    if (room == 0) {
+        discard_body();
+        auto refused = header_refusal(http::error::header_limit, limits_);
+        return respond_and_close(refused.status, std::move(refused.message));
+    }
+    if (!read_timer_armed_) arm_read_deadline();
+    read_pending_ = true;
+    stream_.socket().async_read_some(buffer_.prepare(room), guarded([this](error_code ec, std::size_t bytes) {
+        read_pending_ = false;
+        buffer_.commit(bytes);
+        if (bytes > 0) {
+            last_progress_ = clock::now();
+            paced_bytes_ += bytes;
+        }
+        if (ec) return on_read_failed(ec);
+        continue_reading();
+    }));
+}
+
+void http_session::continue_reading() {
+    switch (reading_) {
+        case reading::header: return parse_header();
+        case reading::body: return sink_parser_ ? parse_body(*sink_parser_) : parse_body(*string_parser_);
+        case reading::linger:
+            buffer_.consume(buffer_.size());
+            return read_more();
+        case reading::nothing: return;
+    }
+}
+
+void http_session::on_read_failed(error_code ec) {
+    const bool timed_out = std::exchange(read_timed_out_, false);
+    const auto phase = std::exchange(reading_, reading::nothing);
+    if (phase == reading::body && timed_out) return answer_slow_body();
+    if (phase == reading::body) discard_body();
+    // A client that ends its half of the connection inside a header block still hears why.
+    if (phase == reading::header && ec == net::error::eof && buffer_.size() > 0) {
+        auto refused = unfinished_header_refusal();
+        return respond_and_close(refused.status, std::move(refused.message));
+    }
+    if (!timed_out) fail(ec, "read");
+    do_close();
+}
+
+void http_session::answer_slow_body() {
+    discard_body();
+    const auto now = clock::now();
+    // The silence rule, else the rate rule, decided it (see paced_deadline).
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - paced_since_);
+    const auto refused = now - last_progress_ >= limits_.read_timeout
+                             ? stalled_body_refusal(limits_)
+                             : slow_body_refusal(limits_, paced_bytes_, elapsed);
+    respond_and_close(refused.status, refused.message);
+}
+
+http_session::clock::time_point http_session::read_deadline() const {
+    switch (reading_) {
+        case reading::header: return phase_deadline_;
+        case reading::body: return paced_deadline(limits_.read_timeout);
+        case reading::linger: return std::min(phase_deadline_, paced_deadline(limits_.linger_timeout));
+        case reading::nothing: break;
+    }
+    return clock::time_point::max();
+}
+
+// A body's (or a linger's) deadline is the earlier of two rules:
+// - silence: `grace` after the last bytes arrived;
+// - rate: `grace` after the phase began, plus a second for every min_body_rate bytes
+//   received (Apache's mod_reqtimeout MinRate works the same way).
+// The silence rule alone restarts on every byte, so a trickle of one byte a minute would never
+// end; a fixed deadline by size cannot know a chunked body's size and cuts a large upload on a
+// slow link. The rate rule ends a trickle at about `grace`, while an upload of any size that
+// averages min_body_rate (4 KiB/s by default, a 4 GiB wheel in under 12 days) never meets it.
+http_session::clock::time_point http_session::paced_deadline(std::chrono::milliseconds grace) const {
+    const auto silence = last_progress_ + grace;
+    if (limits_.min_body_rate == 0) return silence;
+    const std::chrono::duration<double> earned(static_cast<double>(paced_bytes_) /
+                                               static_cast<double>(limits_.min_body_rate));
+    const auto rate = paced_since_ + grace + std::chrono::duration_cast<clock::duration>(earned);
+    return std::min(silence, rate);
+}
+
+void http_session::arm_read_deadline() {
+    read_timer_.expires_at(read_deadline());  // cancels the wait for an earlier one
+    read_timer_armed_ = true;
+    read_timer_.async_wait([weak = weak_from_this()](error_code ec) {
+        if (ec) return;  // re-armed, or the session closed
+        if (auto self = weak.lock()) self->on_read_deadline();
+    });
+}
+
+void http_session::on_read_deadline() {
+    read_timer_armed_ = false;
+    if (!read_pending_ || closed_) return;  // between reads: the next read arms it again
+    if (clock::now() < read_deadline()) return arm_read_deadline();  // it moved on meanwhile
+    // Cancel the read alone: the socket stays open, so a body can still be answered 408.
+    read_timed_out_ = true;
+    error_code ignored;
+    stream_.socket().cancel(ignored);
 }
 
 void http_session::dispatch() {
     request_.peer = peer_address_;
     auto request = std::move(request_);
     request_ = incoming_request{};  // the handler owns the body's sink from here on
+    // The responder may run on a worker thread; the write runs on the session's own.
     handler_.handle(std::move(request), [self = shared_from_this()](outgoing_response response) {
-        net::dispatch(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
-            self->do_write(std::move(response));
-        });
+        net::dispatch(self->stream_.get_executor(),
+                      self->guarded([session = self.get(), response = std::move(response)]() mutable {
+                          session->do_write(std::move(response));
+                      }));
     });
 }
 
@@ -249,14 +493,14 @@ void http_session::do_write_prepared() {
     beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(buffers);
     rest.consume(written);
     stream_.expires_after(limits_.write_timeout);
-    net::async_write(stream_, rest, [self = shared_from_this()](error_code ec, std::size_t) {
+    net::async_write(stream_, rest, guarded([this](error_code ec, std::size_t) {
         if (ec) {
-            self->fail(ec, "write");
-            const bool body_follows = self->response_->stream || self->response_->file;
-            return body_follows ? self->abort_response() : self->do_close();
+            fail(ec, "write");
+            const bool body_follows = response_->stream || response_->file;
+            return body_follows ? abort_response() : do_close();
         }
-        self->after_prepared_head();
-    });
+        after_prepared_head();
+    }));
 }
 
 void http_session::after_prepared_head() {
@@ -272,7 +516,7 @@ void http_session::do_send_file() {
     std::uint64_t turn_left = turn_bytes;
     while (span.length > 0) {
         if (turn_left == 0) {
-            net::post(stream_.get_executor(), [self = shared_from_this()] { self->do_send_file(); });
+            net::post(stream_.get_executor(), guarded([this] { do_send_file(); }));
             return;
         }
         auto offset = static_cast<off_t>(span.offset);
@@ -311,14 +555,14 @@ void http_session::wait_to_send_file() {
         error_code ignored;
         self->stream_.socket().cancel(ignored);
     });
-    stream_.socket().async_wait(tcp::socket::wait_write, [self = shared_from_this()](error_code ec) {
-        self->stream_wait_.cancel();
+    stream_.socket().async_wait(tcp::socket::wait_write, guarded([this](error_code ec) {
+        stream_wait_.cancel();
         if (ec) {
-            self->fail(ec, "write");
-            return self->abort_response();
+            fail(ec, "write");
+            return abort_response();
         }
-        self->do_send_file();
-    });
+        do_send_file();
+    }));
 }
 
 void http_session::do_write_stream() {
@@ -328,14 +572,14 @@ void http_session::do_write_stream() {
         case body_source::state::ready:
             stream_.expires_after(limits_.write_timeout);
             stream_.async_write_some(net::buffer(piece.bytes.data(), piece.bytes.size()),
-                                     [self = shared_from_this()](error_code ec, std::size_t bytes) {
+                                     guarded([this](error_code ec, std::size_t bytes) {
                                          if (ec) {
-                                             self->fail(ec, "write");
-                                             return self->abort_response();
+                                             fail(ec, "write");
+                                             return abort_response();
                                          }
-                                         self->response_->stream->consume(bytes);
-                                         self->do_write_stream();
-                                     });
+                                         response_->stream->consume(bytes);
+                                         do_write_stream();
+                                     }));
             return;
         case body_source::state::pending: return wait_for_stream();
         case body_source::state::finished: return finish_request();
@@ -349,12 +593,12 @@ void http_session::wait_for_stream() {
     // The timer's handler keeps the session alive (the wake holds it only weakly, so a session
     // dropped with its context breaks no cycle); it fires early when the producer wakes us.
     stream_wait_.expires_after(limits_.write_timeout);
-    stream_wait_.async_wait([self = shared_from_this()](error_code ec) {
-        if (ec == net::error::operation_aborted) return self->do_write_stream();
-        spdlog::warn("{} {} {}: no body bytes for {} s; closing", self->peer_, self->log_method_, self->log_target_,
-                     std::chrono::duration_cast<std::chrono::seconds>(self->limits_.write_timeout).count());
-        self->abort_response();
-    });
+    stream_wait_.async_wait(guarded([this](error_code ec) {
+        if (ec == net::error::operation_aborted) return do_write_stream();
+        spdlog::warn("{} {} {}: no body bytes for {} s; closing", peer_, log_method_, log_target_,
+                     std::chrono::duration_cast<std::chrono::seconds>(limits_.write_timeout).count());
+        abort_response();
+    }));
     response_->stream->on_ready([weak = weak_from_this()] {
         if (auto self = weak.lock()) net::post(self->stream_.get_executor(), [self] { self->stream_wait_.cancel(); });
     });
@@ -377,7 +621,8 @@ void http_session::do_write_some() {
         return do_close();
     }
     stream_.expires_after(limits_.write_timeout);
-    stream_.async_write_some(buffers, beast::bind_front_handler(&http_session::on_write_some, shared_from_this()));
+    stream_.async_write_some(buffers,
+                             guarded([this](error_code written, std::size_t bytes) { on_write_some(written, bytes); }));
 }
 
 void http_session::on_write_some(error_code ec, std::size_t bytes) {
@@ -397,11 +642,33 @@ void http_session::finish_request() {
     response_.reset();
     log_method_.clear();
     log_target_.clear();
-    if (close_after_response_) return do_close();
+    if (close_after_response_) return linger_and_close();
     do_read_header();
 }
 
+void http_session::linger_and_close() {
+    // Closing a socket with unread bytes sends a reset, which can destroy the response in the
+    // client's buffers before it reads it (RFC 9112 §9.6); twine sends a whole upload before it
+    // reads the 401 or 413 that came after the headers. So end our half, and read and drop what
+    // the client still sends while it keeps sending (session_limits). Time bounds it, not bytes:
+    // a cap in bytes would reset exactly the large uploads this is for, and the time bound caps
+    // the bytes at what the client's link carries in linger_time.
+    error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec || draining_) return do_close();
+    reading_ = reading::linger;
+    paced_since_ = last_progress_ = clock::now();
+    paced_bytes_ = 0;
+    phase_deadline_ = paced_since_ + limits_.linger_time;
+    arm_read_deadline();
+    continue_reading();
+}
+
 void http_session::do_close() {
+    closed_ = true;
+    reading_ = reading::nothing;
+    read_timer_.cancel();
+    stream_wait_.cancel();
     error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream_.socket().close(ec);

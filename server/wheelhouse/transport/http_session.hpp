@@ -2,15 +2,20 @@
 // One HTTP/1.1 connection: reads a request (headers, then a body as the handler plans it),
 // hands it to the request_handler, writes the response, and repeats while keep-alive holds.
 // Kept alive by its own pending handlers; every step runs on the one I/O thread
-// whose context the connection was given, so none needs a strand.
+// whose context the connection was given, so none needs a strand. Whatever a step throws ends
+// this connection alone (guarded, contain).
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "wheelhouse/transport/access_log.hpp"
 #include "wheelhouse/transport/net.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
+#include "wheelhouse/transport/request_refusals.hpp"
 #include "wheelhouse/transport/session_limits.hpp"
 #include "wheelhouse/transport/session_registry.hpp"
 #include "wheelhouse/transport/sink_body.hpp"
@@ -31,13 +36,34 @@ public:
     void drain();
 
 private:
+    using clock = std::chrono::steady_clock;
+    // What the socket is being read for; the read deadline follows from it.
+    enum class reading { nothing, header, body, linger };
+
+    // Reading: one read loop feeds whichever parser the request is at.
     void do_read_header();
-    void on_read_header(error_code ec);
+    void parse_header();
+    void on_header(error_code ec);
     void start_body(body_plan plan);
+    void begin_body();
     template <class Parser>
-    void do_read_body(Parser& parser);
+    void parse_body(Parser& parser);
     template <class Parser>
-    void on_read_body(Parser& parser, error_code ec);
+    void refuse_body(Parser& parser, error_code ec);
+    template <class Parser>
+    void finish_body(Parser& parser);
+    void on_chunk_header(std::uint64_t size, std::string_view extensions, error_code& ec);
+    std::optional<request_refusal> check_unparsed(bool chunked) const;
+    void read_more();
+    void continue_reading();
+    void on_read_failed(error_code ec);
+    void answer_slow_body();
+    // The read deadline: one timer, armed when a phase starts, re-armed lazily as it moves.
+    clock::time_point read_deadline() const;
+    clock::time_point paced_deadline(std::chrono::milliseconds grace) const;
+    void arm_read_deadline();
+    void on_read_deadline();
+
     void dispatch();
     void respond_and_close(http::status status, std::string message);
     void do_write(outgoing_response response);
@@ -51,14 +77,23 @@ private:
     void wait_to_send_file();
     void abort_response();
     void finish_request();
+    void linger_and_close();
     void do_close();
     void discard_body() noexcept;
     void fail(error_code ec, const char* what);
+
+    // A completion handler that keeps the session alive, skips `step` once the connection is
+    // closed, and contains what `step` throws.
+    template <class Step>
+    auto guarded(Step step);
+    void contain(const char* what) noexcept;
 
     beast::tcp_stream stream_;
     // Holds the session while a streamed body's producer has nothing ready, and bounds that wait;
     // bounds the wait for a full socket while a file is sent.
     net::steady_timer stream_wait_;
+    // Cancels a read past its deadline, leaving the socket open for a 408.
+    net::steady_timer read_timer_;
     beast::flat_buffer buffer_;
     request_handler& handler_;
     const session_limits& limits_;
@@ -70,13 +105,33 @@ private:
     std::optional<http::request_parser<http::empty_body>> header_parser_;
     std::optional<http::request_parser<http::string_body>> string_parser_;
     std::optional<http::request_parser<sink_body>> sink_parser_;
+    std::function<void(std::uint64_t, std::string_view, error_code&)> chunk_header_check_;
+    // A chunked request's header section as it came, so its trailer cannot add to it.
+    std::optional<http::request_header<>> chunked_header_;
     incoming_request request_;
     std::optional<outgoing_response> response_;
-    std::chrono::steady_clock::time_point request_started_;
+    std::optional<request_refusal> refusal_;  // set by on_chunk_header when it stops the parser
+
+    reading reading_ = reading::nothing;
+    bool read_pending_ = false;
+    bool read_timed_out_ = false;
+    bool read_timer_armed_ = false;
+    clock::time_point phase_deadline_;  // the header's, or the linger's in all
+    // For the body's and the linger's deadline (paced_deadline): when the phase began, when its
+    // last bytes arrived, and how many it has read.
+    clock::time_point paced_since_;
+    clock::time_point last_progress_;
+    std::uint64_t paced_bytes_ = 0;
+    std::size_t header_block_bytes_ = 0;
+    std::size_t chunk_extension_bytes_ = 0;
+
+    clock::time_point request_started_;
     std::uint64_t body_limit_ = 0;
     bool close_after_response_ = false;
     bool waiting_for_request_ = false;
     bool draining_ = false;
+    bool closed_ = false;
+    bool contained_ = false;
     std::string log_method_;
     std::string log_target_;
 };

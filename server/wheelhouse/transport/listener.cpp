@@ -1,10 +1,31 @@
 #include "wheelhouse/transport/listener.hpp"
 
+#include <array>
+
+#include <sys/socket.h>
+
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/transport/http_session.hpp"
+#include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::transport {
+namespace {
+
+constexpr std::chrono::milliseconds accept_retry{100};
+constexpr std::chrono::seconds refusal_warning_interval{10};
+
+std::string busy_response(std::size_t max_connections) {
+    http::fields retry;
+    retry.set(http::field::retry_after, "1");
+    return serialize(make_text_response_without_request(
+        http::status::service_unavailable,
+        "retry in a second: this server has its limit of " + std::to_string(max_connections) +
+            " connections open (--max-connections)",
+        std::move(retry)));
+}
+
+}  // namespace
 
 listener::listener(net::io_context& context, std::vector<net::io_context*> session_contexts,
                    request_handler& handler, const session_limits& limits, session_registry& registry,
@@ -15,7 +36,8 @@ listener::listener(net::io_context& context, std::vector<net::io_context*> sessi
       handler_(handler),
       limits_(limits),
       registry_(registry),
-      log_(log) {}
+      log_(log),
+      busy_response_(busy_response(limits.max_connections)) {}
 
 result<void> listener::open(const tcp::endpoint& endpoint) {
     const auto where = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
@@ -59,19 +81,55 @@ void listener::do_accept() {
 
 void listener::on_accept(error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
-    if (ec) {
-        // Out of descriptors and the like: back off instead of spinning on the error.
-        spdlog::warn("accept failed: {}; retrying in 100 ms", ec.message());
-        retry_timer_.expires_after(std::chrono::milliseconds(100));
-        retry_timer_.async_wait([self = shared_from_this()](error_code wait_ec) {
-            if (!wait_ec) self->do_accept();
-        });
-        return;
+    if (ec) return back_off(ec);
+    if (std::exchange(accept_failing_, false)) spdlog::info("accepting connections again");
+    try {
+        if (registry_.size() >= limits_.max_connections) {
+            refuse(socket);
+        } else {
+            error_code ignored;
+            socket.set_option(tcp::no_delay(true), ignored);
+            std::make_shared<http_session>(std::move(socket), handler_, limits_, registry_, log_)->run();
+        }
+    } catch (const std::exception& failure) {  // out of memory, say: this connection alone is lost
+        spdlog::error("could not start a session for a new connection: {}", failure.what());
     }
-    error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
-    std::make_shared<http_session>(std::move(socket), handler_, limits_, registry_, log_)->run();
     do_accept();
+}
+
+void listener::back_off(error_code ec) {
+    // Out of descriptors (EMFILE, ENFILE) and the like: the connection waits in the kernel's
+    // queue while we wait, instead of spinning on the error.
+    if (!std::exchange(accept_failing_, true))
+        spdlog::warn("accept failed: {}; retrying every {} ms until it succeeds", ec.message(), accept_retry.count());
+    retry_timer_.expires_after(accept_retry);
+    retry_timer_.async_wait([self = shared_from_this()](error_code wait_ec) {
+        if (!wait_ec) self->do_accept();
+    });
+}
+
+void listener::refuse(tcp::socket& socket) {
+    // Answered without a session and without reading the request: past the cap, a connection
+    // holds its descriptor for microseconds. The 503 fits any fresh socket's send buffer.
+    const int fd = socket.native_handle();
+    [[maybe_unused]] const auto sent =
+        ::send(fd, busy_response_.data(), busy_response_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    error_code ignored;
+    socket.shutdown(tcp::socket::shutdown_send, ignored);
+    // Drop what the client sent already, so the close does not reset the connection under the
+    // 503 (RFC 9112 §9.6).
+    std::array<char, 4096> scratch{};
+    for (int turn = 0; turn < 16 && ::recv(fd, scratch.data(), scratch.size(), MSG_DONTWAIT) > 0; ++turn) {
+    }
+    socket.close(ignored);
+    ++refused_since_warning_;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_refusal_warning_ >= refusal_warning_interval) {
+        spdlog::warn("{} connections refused with 503 since the last warning: {} are open, the limit "
+                     "(--max-connections)", refused_since_warning_, limits_.max_connections);
+        refused_since_warning_ = 0;
+        last_refusal_warning_ = now;
+    }
 }
 
 }  // namespace wheelhouse::transport

@@ -1,7 +1,10 @@
 #pragma once
-// Accepts connections and starts an http_session for each, on the I/O contexts in turn.
+// Accepts connections and starts an http_session for each, on the I/O contexts in turn, up to
+// the connection cap; past it a connection is answered 503 at once and closed.
 
 #include <atomic>
+#include <chrono>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -34,6 +37,8 @@ public:
 private:
     void do_accept();
     void on_accept(error_code ec, tcp::socket socket);
+    void back_off(error_code ec);
+    void refuse(tcp::socket& socket);
 
     std::vector<net::io_context*> session_contexts_;
     std::size_t next_context_ = 0;
@@ -43,6 +48,10 @@ private:
     const session_limits& limits_;
     session_registry& registry_;
     access_log& log_;
+    std::string busy_response_;  // the 503 past the cap, serialised once
+    bool accept_failing_ = false;
+    std::size_t refused_since_warning_ = 0;
+    std::chrono::steady_clock::time_point last_refusal_warning_{};
     std::atomic<bool> stopped_{false};
 };
 

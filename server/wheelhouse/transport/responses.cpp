@@ -119,12 +119,29 @@ outgoing_response make_text_response(const http::request_header<>& request, http
     return make_shared_response(request, status, "text/plain; charset=utf-8", std::move(body), std::move(extra));
 }
 
-outgoing_response make_text_response_without_request(http::status status, std::string message) {
+outgoing_response make_text_response_without_request(http::status status, std::string message,
+                                                     http::fields extra) {
     http::request_header<> request;
     request.version(11);
     request.method(http::verb::get);
     request.set(http::field::connection, "close");
-    return make_text_response(request, status, std::move(message));
+    return make_text_response(request, status, std::move(message), std::move(extra));
+}
+
+std::string serialize(outgoing_response response) {
+    if (!response.message) {
+        return response.prepared.head + (response.prepared.body ? *response.prepared.body : std::string());
+    }
+    std::string bytes;
+    error_code ec;
+    while (!response.message->is_done()) {
+        const auto buffers = response.message->prepare(ec);
+        if (ec) break;
+        for (const auto buffer : beast::buffers_range_ref(buffers))
+            bytes.append(static_cast<const char*>(buffer.data()), buffer.size());
+        response.message->consume(beast::buffer_bytes(buffers));
+    }
+    return bytes;
 }
 
 }  // namespace wheelhouse::transport

@@ -49,6 +49,11 @@ outgoing_response make_text_response(const http::request_header<>& request, http
                                      std::string message, http::fields extra = {});
 
 // The same when no request could be parsed (HTTP/1.1, connection closes).
-outgoing_response make_text_response_without_request(http::status status, std::string message);
+outgoing_response make_text_response_without_request(http::status status, std::string message,
+                                                     http::fields extra = {});
+
+// The bytes of a response built by the functions above (not a file or a streamed body), for a
+// synchronous write.
+std::string serialize(outgoing_response response);
 
 }  // namespace wheelhouse::transport

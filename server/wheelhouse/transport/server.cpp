@@ -20,10 +20,32 @@ std::vector<net::io_context*> pointers_to(const std::vector<std::unique_ptr<net:
     return pointers;
 }
 
+server_options with_defaults(server_options options) {
+    if (options.limits.max_connections == 0)
+        options.limits.max_connections = default_max_connections(options.threads);
+    return options;
+}
+
+// Runs a context until it is stopped. A handler that throws past its connection's own guard
+// (http_session::guarded) is logged, and the thread goes on serving every other connection:
+// the handler's objects, and the connection they held, are gone with the exception.
+void run_contained(net::io_context& context) {
+    for (;;) {
+        try {
+            context.run();
+            return;
+        } catch (const std::exception& failure) {
+            spdlog::error("a handler threw outside any connection's guard: {}; serving on", failure.what());
+        } catch (...) {
+            spdlog::error("a handler threw an exception of unknown type outside any connection's guard; serving on");
+        }
+    }
+}
+
 }  // namespace
 
 server::server(server_options options, request_handler& handler)
-    : options_(std::move(options)),
+    : options_(with_defaults(std::move(options))),
       log_(options_.access_log, options_.metrics),
       contexts_(make_contexts(options_.threads)),
       listener_(std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), handler, options_.limits,
@@ -58,7 +80,7 @@ tcp::endpoint server::local_endpoint() const { return listener_->local_endpoint(
 void server::start() {
     listener_->run();
     threads_.reserve(contexts_.size());
-    for (const auto& context : contexts_) threads_.emplace_back([&context = *context] { context.run(); });
+    for (const auto& context : contexts_) threads_.emplace_back([&context = *context] { run_contained(context); });
 }
 
 void server::wait() {

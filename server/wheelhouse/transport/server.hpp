@@ -36,6 +36,8 @@ public:
     // Checks the access log can be written, binds and listens. Thread safety: call once, before start().
     result<void> open();
     tcp::endpoint local_endpoint() const;
+    // The limits in force (max_connections resolved from the descriptor limit when it was 0).
+    const session_limits& limits() const noexcept { return options_.limits; }
     // The first I/O thread's context, for the caller's own timers and signals.
     net::io_context& context() noexcept { return *contexts_.front(); }
 

@@ -1,0 +1,31 @@
+#pragma once
+// The transport alone, in process on 127.0.0.1 port 0, with a request handler that says what
+// it received, or throws where a test asks it to:
+//   /throw/plan     plan_body throws
+//   /throw/handle   handle throws
+//   /throw/sink     the body streams to a sink whose write throws
+//   /stream         the body streams to a sink that counts it
+//   anything else   the body is read into memory (at most 1 MiB)
+// The answer is 200, text: "fields: name,name,...\nbody: <bytes>\n".
+
+#include <memory>
+
+#include "wheelhouse/transport/server.hpp"
+
+namespace wheelhouse::testing {
+
+class echo_server {
+public:
+    explicit echo_server(transport::session_limits limits = {});
+    ~echo_server();
+
+    unsigned short port() const { return port_; }
+    transport::server& server() { return *server_; }
+
+private:
+    std::unique_ptr<transport::request_handler> handler_;
+    std::unique_ptr<transport::server> server_;
+    unsigned short port_ = 0;
+};
+
+}  // namespace wheelhouse::testing
