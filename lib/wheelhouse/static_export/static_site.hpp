@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "wheelhouse/result.hpp"
+#include "wheelhouse/static_export/files_base.hpp"
 #include "wheelhouse/variants/selector.hpp"
 
 namespace wheelhouse::catalog {
@@ -50,11 +51,6 @@ struct export_report {
     std::size_t remote_links = 0;    // files linked at their remote URL
     std::uint64_t bytes = 0;
 };
-
-// "https://host/path", "http://host:8080" or an absolute path "/", "/wheels": without query,
-// fragment or credentials. Returns the prefix file links start with: the URL with exactly one
-// '/' added, then "files/". `invalid` says what is wrong.
-result<std::string> files_base_for(std::string_view base_url);
 
 // Writes the export into `out`, which must be absent or an empty folder (`invalid`
 // otherwise). A blob that is missing or does not match its sha256 stops the export

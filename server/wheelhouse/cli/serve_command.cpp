@@ -11,8 +11,8 @@
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/config/settings.hpp"
-#include "wheelhouse/static_export/static_site.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
+#include "wheelhouse/static_export/files_base.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/server.hpp"
 

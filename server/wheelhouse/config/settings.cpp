@@ -7,7 +7,7 @@
 #include <boost/url/parse.hpp>
 
 #include "wheelhouse/config/setting.hpp"
-#include "wheelhouse/static_export/static_site.hpp"
+#include "wheelhouse/static_export/files_base.hpp"
 
 namespace wheelhouse::config {
 namespace {
