@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/pep825/variant_metadata.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
 namespace wheelhouse::ingest {
@@ -48,6 +49,11 @@ catalog::file_record make_file_record(const pep427::wheel_filename& wheel, const
     file.metadata_sha256 = crypto::sha256_hex(validated.archive.metadata);
     file.metadata_size = validated.archive.metadata.size();
     file.uploaded_by = std::move(uploaded_by);
+    if (wheel.variant_label && validated.variant) {
+        file.variant_label = *wheel.variant_label;
+        file.variant_properties = pep825::properties_json(validated.variant->variants.at(*wheel.variant_label));
+        file.variant_namespaces = pep825::namespaces_json(validated.variant->namespace_priorities);
+    }
     return file;
 }
 
