@@ -18,6 +18,7 @@ import urllib.request
 import pytest
 from jsonschema import Draft202012Validator
 
+from conftest import ingest
 from test_uploads import curl, make_token, twine
 from wheelbuilder import build_wheel, read_metadata
 
@@ -284,3 +285,26 @@ def test_variant_indexes_and_the_static_export_link_the_release_file(server, tmp
     assert sm90["family"] == "PEP 825 · cu128_sm90"
     assert "cu128-sm90" in sm90["selectors"]
     assert builds[f"flash_attn-2.8.3-{NATIVE_TAGS}.whl"]["pep825"] is None
+
+
+def test_a_private_index_serves_the_release_file_to_tokens_for_its_project(tmp_path, wheelhouse_bin, start_server):
+    data = tmp_path / "data"
+    farm = tmp_path / "farm"
+    build_variant(farm, "null")
+    build_variant(farm, "cu128_sm90", VARIANTS["cu128_sm90"])
+    assert ingest(wheelhouse_bin, data, farm).returncode == 0  # `wheelhouse ingest` reads variant.json too
+    team = make_token(wheelhouse_bin, data, "team", "--scope", "read", "--project", "flash-attn")
+    others = make_token(wheelhouse_bin, data, "others", "--scope", "read", "--project", "kernels")
+    running = start_server(data, "--private")
+    status, body = curl("-H", f"Authorization: Bearer {team}", "-H", f"Accept: {JSON_PAGE}",
+                        running.url + "simple/flash-attn/")
+    assert status == 200, body
+    [entry] = [item for item in json.loads(body)["files"] if item["filename"] == RELEASE_FILE]
+    url = running.url + entry["url"].lstrip("/")
+    status, body = curl("-H", f"Authorization: Bearer {team}", url)
+    assert status == 200 and hashlib.sha256(body.encode()).hexdigest() == entry["hashes"]["sha256"], body
+    assert sorted(json.loads(body)["variants"]) == ["cu128_sm90", "null"]
+    status, body = curl("-H", f"Authorization: Bearer {others}", url)
+    assert status == 403 and "may not read project 'flash-attn'" in body, body
+    status, _ = curl(url)
+    assert status == 401
