@@ -123,6 +123,10 @@ def test_variant_wheels_upload_and_the_release_file_validates_against_the_pep_sc
                              for space, features in properties.items()} for label, properties in VARIANTS.items()}
     assert document["variants"] == sorted_values
     assert "core-metadata" not in entry and "requires-python" not in entry
+    # Its URL names its bytes: cached for good, and revalidated by its hash.
+    url = running.url + entry["url"].lstrip("/")
+    status, headers = curl("-D", "-", "-o", "/dev/null", "-H", f'If-None-Match: "{entry["hashes"]["sha256"]}"', url)
+    assert status == 304 and "immutable" in headers, headers
 
     # The HTML page links it too, with its hash; every variant wheel is on both pages.
     html = fetch(running.url + "simple/flash-attn/", "text/html").decode()

@@ -39,6 +39,14 @@ bool starts_at_first_byte(const http::request_header<>& request) {
     return range.empty() || range.starts_with("bytes=0-");
 }
 
+// 304 with `headers` (ETag, Cache-Control) when the client's copy is current.
+transport::outgoing_response not_modified(const http::request_header<>& request, const http::fields& headers) {
+    http::response<http::empty_body> response{http::status::not_modified, request.version()};
+    for (const auto& field : headers) response.set(field.name_string(), field.value());
+    response.keep_alive(transport::wants_keep_alive(request));
+    return {http::message_generator(std::move(response)), 304, 0};
+}
+
 // Sends `path` (whose bytes hash to `etag_hex`) whole or in part, honouring Range and If-Range.
 transport::outgoing_response send_blob(const http::request_header<>& request, const std::filesystem::path& path,
                                        std::string_view content_type, std::string_view etag_hex,
@@ -60,10 +68,7 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
 
     if (const auto if_none_match = request[http::field::if_none_match];
         !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, etag)) {
-        http::response<http::empty_body> response{http::status::not_modified, request.version()};
-        for (const auto& field : headers) response.set(field.name_string(), field.value());
-        response.keep_alive(transport::wants_keep_alive(request));
-        return {http::message_generator(std::move(response)), 304, 0};
+        return not_modified(request, headers);
     }
 
     http_target::range_decision decision;
@@ -129,10 +134,7 @@ transport::outgoing_response send_release_variants(const route_context& context,
     headers.set(http::field::cache_control, context.settings.private_index ? immutable_private : immutable_public);
     if (const auto if_none_match = request[http::field::if_none_match];
         !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, etag)) {
-        http::response<http::empty_body> response{http::status::not_modified, request.version()};
-        for (const auto& field : headers) response.set(field.name_string(), field.value());
-        response.keep_alive(transport::wants_keep_alive(request));
-        return {http::message_generator(std::move(response)), 304, 0};
+        return not_modified(request, headers);
     }
     return transport::make_shared_response(request, http::status::ok, "application/json",
                                            std::make_shared<const std::string>(std::move((*found)->content)),
