@@ -33,9 +33,13 @@ bool is_label_character(char c) noexcept { return is_digit(c) || (c >= 'a' && c 
 
 // A part that reads as a platform tag: taken for a variant label, it would hide a build tag or a
 // local label written with '-' ("flash_attn-2.8.3-cu128-cp312-cp312-linux_x86_64.whl").
+// The prefixes are packaging.tags' platforms: PyPI's, WebAssembly's (PEP 783) and the BSDs',
+// Solaris', AIX's and Cygwin's sysconfig spellings, which wheels built there carry.
 bool looks_like_platform_tag(std::string_view part) noexcept {
-    constexpr std::array<std::string_view, 8> prefixes = {"linux_",   "manylinux", "musllinux_", "macosx_",
-                                                          "win_",     "win32",     "android_",   "ios_"};
+    constexpr std::array<std::string_view, 18> prefixes = {
+        "linux_",    "manylinux",    "musllinux_", "macosx_",  "win_",     "win32",
+        "android_",  "ios_",         "pyodide_",   "emscripten_", "freebsd_", "netbsd_",
+        "openbsd_",  "dragonfly_",   "solaris_",   "sunos_",   "aix_",     "cygwin_"};
     return part == "any" || std::any_of(prefixes.begin(), prefixes.end(), [&](auto p) { return part.starts_with(p); });
 }
 
@@ -74,8 +78,9 @@ public:
         const bool has_label = count == 7 || (count == 6 && !has_build);
         // Stricter than PEP 825: a "label" that reads as a platform tag means the parts are shifted.
         const bool shifted = has_label && looks_like_platform_tag(parts[count - 1]);
-        if (count < 5 || count > 7 || (count == 7 && !digit_third) || shifted) {
-            if (count == 6) return fail(build_tag_not_digit(parts[2]));
+        if (count == 6 && shifted) return fail(build_tag_not_digit(parts[2]));
+        if (count == 7 && (shifted || !digit_third)) return seven_parts_unexplained(parts);
+        if (count < 5 || count > 7) {
             std::string reason = "found " + std::to_string(count) + " '-'-separated part" + (count == 1 ? "" : "s") +
                                  " where 5, 6 or 7 are expected";
             if (count > 6) reason += "; write a '-' inside the name or version as '_'";
@@ -199,6 +204,16 @@ private:
     static std::string build_tag_not_digit(std::string_view text) {
         return "the build tag '" + std::string(text) +
                "' must start with a digit (is the version's local label written with '-' instead of '+'?)";
+    }
+
+    // Seven parts hold a build tag and a variant label, or a '-' too many.
+    error seven_parts_unexplained(const std::array<std::string_view, 7>& parts) const {
+        const std::string why = is_digit(parts[2].empty() ? 'x' : parts[2].front())
+                                    ? "the last, '" + std::string(parts[6]) + "', is a platform tag, not a variant label"
+                                    : "the third, '" + std::string(parts[2]) + "', is no build tag (one starts with a digit)";
+        return fail("write a '-' inside the name or version as '_' (and a local label with '+'): found 7 "
+                    "'-'-separated parts, and " + why,
+                    "the form is " + std::string(expected_form));
     }
 
     maybe_error take_label(std::string_view label, wheel_filename& out) const {
