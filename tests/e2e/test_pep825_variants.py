@@ -19,6 +19,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conftest import ingest
+from test_remote_register import payload, post
 from test_uploads import curl, make_token, twine
 from wheelbuilder import build_wheel, read_metadata
 
@@ -49,9 +50,12 @@ def variant_json(label: str, properties: dict, namespaces: tuple[str, ...] = ("n
 
 
 def build_variant(farm: pathlib.Path, label: str, properties: dict | None = None, *, text: str | None = None,
-                  tags: str = NATIVE_TAGS, **extra) -> pathlib.Path:
-    """A flash_attn 2.8.3 variant wheel; `text` replaces its variant.json (None: made from `properties`)."""
+                  tags: str = NATIVE_TAGS, payload: bytes = b"", **extra) -> pathlib.Path:
+    """A flash_attn 2.8.3 variant wheel; `text` replaces its variant.json (None: made from `properties`);
+    `payload` is stored as its native library."""
     files = {"flash_attn/__init__.py": f"BUILD = {label!r}\n"}
+    if payload:
+        files["flash_attn/_native.so"] = payload
     if text != "":
         files["flash_attn-2.8.3.dist-info/variant.json"] = text or variant_json(label, properties or {})
     return build_wheel(farm, "flash_attn", "2.8.3", tags, filename=f"flash_attn-2.8.3-{tags}-{label}.whl",
@@ -312,3 +316,44 @@ def test_a_private_index_serves_the_release_file_to_tokens_for_its_project(tmp_p
     assert status == 403 and "may not read project 'flash-attn'" in body, body
     status, _ = curl(url)
     assert status == 401
+
+
+def test_variant_wheels_register_from_a_github_release_reading_variant_json_by_range(
+        tmp_path, wheelhouse_bin, start_server, fake_github):
+    """Registered release assets are held to the same PEP 825 rules as uploads, their variant.json
+    read by Range like METADATA: a small fraction of each 2 MiB wheel crosses the wire."""
+    data = tmp_path / "data"
+    token = make_token(wheelhouse_bin, data, "ci")
+    running = start_server(data, *fake_github.server_flags())
+    farm = tmp_path / "farm"
+    good = [build_variant(farm, label, properties, payload=payload(seed))
+            for seed, (label, properties) in enumerate(VARIANTS.items())]
+    # Same label as a registered build of the release, other properties: a 409 naming both.
+    clash = build_variant(farm / "clash", "cu128_sm90", cuda("12.9", "90_real"), tags="py3-none-linux_x86_64",
+                          payload=payload(10))
+    # Its variant.json lists another label than its filename: a 400.
+    stray = build_variant(farm / "stray", "cu126", text=variant_json("cu128", cuda("12.6", "90_real")),
+                          payload=payload(11))
+    fake_github.add_release("owner", "flash", "v2.8.3", [*good, clash, stray])
+
+    def register(wheel: pathlib.Path) -> tuple[int, dict]:
+        return post(running.url + "api/v1/remote", token,
+                    {"url": fake_github.download_url("owner", "flash", "v2.8.3", wheel.name)})
+
+    for wheel in good:
+        status, body = register(wheel)
+        assert status == 201 and body["outcome"] == "added", body
+        assert 0 < body["bytes_transferred"] < wheel.stat().st_size * 0.10, body
+    status, body = register(clash)
+    assert status == 409 and body["error"].startswith("give the build another variant label"), body
+    assert good[1].name in body["detail"] and clash.name in body["detail"], body
+    status, body = register(stray)
+    assert status == 400 and body["error"].startswith("rebuild the wheel") and "'cu126'" in body["error"], body
+    assert "lists cu128" in body["detail"], body
+
+    assert rows(data) == sorted(wheel.name for wheel in good)
+    _, served = release_file(running.url)
+    document = json.loads(served)
+    Draft202012Validator(SCHEMA).validate(document)
+    assert sorted(document["variants"]) == sorted(VARIANTS)
+    assert document["variants"]["cu130_sm100"]["nvidia"]["sm_arch"] == ["100_real", "120_real"]
