@@ -41,7 +41,7 @@ function compareKeys(a, b) {
   return 0;
 }
 
-// {rows: ['cp312', ...], columns: [{label, selectors: ['cu130-torch2.10-sm89']}],
+// {rows: ['cp312', ...], columns: [{label, selectors: ['cu130-torch2.10-sm89'], pep825}],
 //  cells: Map('row\u0000label' -> [build])}. A column's selectors are its builds' first
 // (most specific) selectors, each once: the variant index that column answers.
 export function layoutMatrix(builds) {
@@ -52,7 +52,10 @@ export function layoutMatrix(builds) {
     const row = pythonLabel(build);
     const label = familyLabel(build);
     rows.add(row);
-    if (!columns.has(label)) columns.set(label, {label, key: familyKey(build.variant), selectors: []});
+    // A PEP 825 label means one set of properties per release (the server refuses others).
+    if (!columns.has(label)) {
+      columns.set(label, {label, key: familyKey(build.variant), selectors: [], pep825: build.pep825 ?? null});
+    }
     const column = columns.get(label);
     const selector = build.selectors?.[0];
     if (selector && !column.selectors.includes(selector)) column.selectors.push(selector);
@@ -63,7 +66,7 @@ export function layoutMatrix(builds) {
   return {
     rows: [...rows].sort(naturalCompare),
     columns: [...columns.values()].sort((a, b) => compareKeys(a.key, b.key))
-      .map(({label, selectors}) => ({label, selectors: selectors.sort(naturalCompare)})),
+      .map(({label, selectors, pep825}) => ({label, selectors: selectors.sort(naturalCompare), pep825})),
     cells,
   };
 }

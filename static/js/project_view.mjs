@@ -70,8 +70,13 @@ function columnHead(project, column) {
   } else {
     indexes = el('span', {class: 'selector muted'}, 'in every index');
   }
+  // A PEP 825 column names its label's properties, which say more than the label.
+  const properties = column.pep825 === null ? null
+    : el('ul', {class: 'properties muted small'}, column.pep825.properties.length === 0
+      ? el('li', null, 'no properties (the null variant)')
+      : column.pep825.properties.map((property) => el('li', null, property)));
   return el('th', {scope: 'col', dataset: {family: column.label}},
-    el('span', {class: 'family'}, column.label), indexes);
+    el('span', {class: 'family'}, column.label), properties, indexes);
 }
 
 function showInstall(install, project, build) {

@@ -287,3 +287,48 @@ def test_a_private_index_in_the_browser(browser_tools, tmp_path, wheelhouse_bin,
     assert seen["limited_count"].startswith("1 project")
     assert seen["limited_heading"] == "Not for this token"
     assert seen["limited_refusal"] == "token 'kernels-team' may not read project 'flash-attn'"
+
+
+def test_pep825_labels_and_properties_in_the_matrix_and_on_the_file_page(browser_tools, tmp_path, wheelhouse_bin,
+                                                                         start_server):
+    """PEP 825 builds get a column per label whose head names the label's properties (with the
+    variant indexes that list it), and the file page names label and properties."""
+    from test_pep825_variants import NATIVE_TAGS, PY, VARIANTS, build_plain, build_variant
+
+    farm = tmp_path / "farm"
+    build_plain(farm)
+    names = {label: build_variant(farm, label, properties).name for label, properties in VARIANTS.items()}
+    data = tmp_path / "data"
+    result = ingest(wheelhouse_bin, data, farm)
+    assert result.returncode == 0, result.stdout + result.stderr
+    server = start_server(data)
+
+    seen = run_scenario("pep825", {"base_url": server.url, "project": "flash-attn", "version": "2.8.3",
+                                   "file": names["cu130_sm100"], "null_file": names["null"]}, tmp_path)
+
+    plain = f"flash_attn-2.8.3-{NATIVE_TAGS}.whl"
+    assert seen["matrix"] == {PY: {"no variant": [plain], **{f"PEP 825 · {label}": [name]
+                                                             for label, name in names.items()}}}
+    assert seen["properties"] == {
+        "no variant": [],
+        "PEP 825 · null": ["no properties (the null variant)"],
+        "PEP 825 · cu128_sm90": ["nvidia :: cuda_version_lower_bound :: 12.8", "nvidia :: sm_arch :: 90_real"],
+        "PEP 825 · cu128_sm120": ["nvidia :: cuda_version_lower_bound :: 12.8", "nvidia :: sm_arch :: 120_real"],
+        "PEP 825 · cu130_sm100": ["nvidia :: cuda_version_lower_bound :: 13.0", "nvidia :: sm_arch :: 100_real",
+                                  "nvidia :: sm_arch :: 120_real"],
+    }
+    # Each CUDA column links the variant indexes that list it; every index it links serves it.
+    for family, indexes in seen["heads"].items():
+        for index in indexes:
+            if not index.startswith("/variants/"):
+                continue
+            listing = json.load(server.get(index, {"Accept": "application/vnd.pypi.simple.v1+json"}))
+            column = {name for row in seen["matrix"].values() for name in row.get(family, [])}
+            assert column <= {f["filename"] for f in listing["files"]}, (family, index)
+    assert seen["file_name"] == names["cu130_sm100"]
+    assert seen["file_label"] == "cu130_sm100"
+    assert seen["file_properties"] == seen["properties"]["PEP 825 · cu130_sm100"]
+    assert "no properties (the null variant)" in seen["null_text"]
+    assert "undefined" not in seen["text"], seen["text"]
+    for name in ("pep825-matrix", "pep825-project", "pep825-file"):
+        assert (ARTIFACTS / f"{name}.png").stat().st_size > 1000

@@ -346,6 +346,41 @@ const scenarios = {
   },
 };
 
+// The PEP 825 columns of a release name each label's properties in their head; a build's file
+// page names its label and properties.
+async function readPropertyHeads(page, version) {
+  return page.$eval(`table.matrix[data-version="${version}"]`, (table) => Object.fromEntries(
+    [...table.querySelectorAll('thead th[data-family]')].map((th) => [th.dataset.family,
+      [...th.querySelectorAll('ul.properties li')].map((item) => item.textContent)])));
+}
+
+scenarios.pep825 = async function pep825(browser) {
+  const {page, problems} = await openPage(browser);
+  const seen = {};
+  await page.goto(`${base}/#/project/${config.project}`);
+  await page.waitForSelector(`table.matrix[data-version="${config.version}"]`);
+  seen.matrix = await readMatrix(page, config.version);
+  seen.heads = await readHeads(page, config.version);
+  seen.properties = await readPropertyHeads(page, config.version);
+  await page.locator(`table.matrix[data-version="${config.version}"]`).screenshot(
+    {path: join(config.artifacts, 'pep825-matrix.png')});
+  await shot(page, 'pep825-project');
+
+  await page.click(`table.matrix a[href="#/file/${encodeURIComponent(config.file)}"]`);
+  await page.waitForSelector('#file-pep825');
+  seen.file_name = await page.textContent('#file-name');
+  seen.file_label = await page.textContent('#file-pep825 code');
+  seen.file_properties = await page.$$eval('#file-pep825 li', (items) => items.map((item) => item.textContent));
+  await shot(page, 'pep825-file');
+
+  await page.goto(`${base}/#/file/${encodeURIComponent(config.null_file)}`);
+  await page.waitForSelector('#file-pep825');
+  seen.null_text = await page.textContent('#file-pep825');
+  seen.text = await page.textContent('main');
+  seen.problems = problems;
+  return seen;
+};
+
 const browser = await chromium.launch({executablePath: config.chromium ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage']});
 try {
