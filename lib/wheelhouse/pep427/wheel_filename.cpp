@@ -211,7 +211,7 @@ private:
         const std::string why = is_digit(parts[2].empty() ? 'x' : parts[2].front())
                                     ? "the last, '" + std::string(parts[6]) + "', is a platform tag, not a variant label"
                                     : "the third, '" + std::string(parts[2]) + "', is no build tag (one starts with a digit)";
-        return fail("write a '-' inside the name or version as '_' (and a local label with '+'): found 7 "
+        return fail("write a '-' inside the name, version or variant label as '_' (and a local label with '+'): found 7 "
                     "'-'-separated parts, and " + why,
                     "the form is " + std::string(expected_form));
     }
