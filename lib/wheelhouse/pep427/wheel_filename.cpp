@@ -211,9 +211,8 @@ private:
         const std::string why = is_digit(parts[2].empty() ? 'x' : parts[2].front())
                                     ? "the last, '" + std::string(parts[6]) + "', is a platform tag, not a variant label"
                                     : "the third, '" + std::string(parts[2]) + "', is no build tag (one starts with a digit)";
-        return fail("write a '-' inside the name, version or variant label as '_' (and a local label with '+'): found 7 "
-                    "'-'-separated parts, and " + why,
-                    "the form is " + std::string(expected_form));
+        return fail("write a '-' inside the name, version or variant label as '_': found 7 '-'-separated parts",
+                    why + "; a local label is written with '+'; the form is " + std::string(expected_form));
     }
 
     maybe_error take_label(std::string_view label, wheel_filename& out) const {
