@@ -308,8 +308,8 @@ private:
     // The read deadline, re-armed at most every 100 ms, not once a read (each arming is a timer
     // update): a stall is still caught, between read_timeout less 100 ms and read_timeout.
     template <class Stream>
-    void rearm_read_deadline(Stream& stream, clock::time_point& armed_at) {
-        if (const auto now = clock::now(); now - armed_at >= rearm_interval) {
+    void rearm_read_deadline(Stream& stream, std::optional<clock::time_point>& armed_at) {
+        if (const auto now = clock::now(); !armed_at || now - *armed_at >= rearm_interval) {
             beast::get_lowest_layer(stream).expires_at(deadline_after(settings_.read_timeout));
             armed_at = now;
         }
@@ -340,7 +340,7 @@ private:
             if (auto taken = (*sink_)(piece); !taken) return taken.error();
         }
         std::optional<result<void>> outcome;
-        auto armed_at = clock::time_point::min();
+        std::optional<clock::time_point> armed_at;
         std::function<void()> read_next = [&] {
             if (received == length) {
                 outcome.emplace();
@@ -384,7 +384,7 @@ private:
                            const target& t) {
         std::optional<result<void>> outcome;
         std::uint64_t received = 0;
-        auto armed_at = clock::time_point::min();
+        std::optional<clock::time_point> armed_at;
         std::function<void()> read_next = [&] {
             if (parser.is_done()) {
                 outcome.emplace();
