@@ -1,8 +1,9 @@
 """Proxied download throughput: a 1 GiB release asset on the fake GitHub's storage host
 (tests/e2e/fake_github.py, HTTPS on loopback), fetched directly with curl and through
-`wheelhouse serve` in proxy mode, in the same run; and the server's resident memory meanwhile.
+`wheelhouse serve` in proxy mode (this build, and --baseline when given), in turns within each
+run; and each server's resident memory and CPU time meanwhile.
 
-    /usr/bin/python3 bench/remote_downloads.py [--size-mib 1024] [--runs 2] [--work /tmp/remote-bench]
+    /usr/bin/python3 bench/remote_downloads.py [--size-mib 1024] [--runs 3] [--baseline BIN] [--work DIR]
 
 Needs the release build (build/release/server/wheelhouse, or WHEELHOUSE_BIN) and curl.
 """
@@ -80,10 +81,38 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proxied_run(server: ServerProcess, url: str, idle: float) -> tuple[float, int, float, float]:
+    """(bytes a second, bytes, peak RSS in MiB, server CPU seconds) of one proxied download."""
+    pid = server.process.pid
+    peak = [idle]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], rss_mib(pid))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    cpu_before = cpu_seconds(pid)
+    try:
+        speed, size = curl_speed(url)
+    finally:
+        stop.set()
+        sampler.join()
+    return speed, size, peak[0], cpu_seconds(pid) - cpu_before
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=1024)
-    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--baseline", help="a wheelhouse binary to measure alike (the one before the change)")
     parser.add_argument("--work", default="/tmp/wheelhouse-remote-bench")
     arguments = parser.parse_args()
     work = pathlib.Path(arguments.work)
@@ -92,46 +121,60 @@ def main() -> None:
     started = time.monotonic()
     wheel = big_wheel(work / "dist", arguments.size_mib * MiB)
     print(f"asset {wheel.name}: {wheel.stat().st_size / MiB:.0f} MiB (made in {time.monotonic() - started:.0f} s)")
+    sha256 = hashlib.sha256()
+    with open(wheel, "rb") as stream:
+        while block := stream.read(8 * MiB):
+            sha256.update(block)
+    binaries = {"this build": wheelhouse_binary()}
+    if arguments.baseline:
+        binaries["baseline"] = str(pathlib.Path(arguments.baseline).resolve())
     fake = FakeGitHub(work / "fake")
-    data = work / "data"
-    shutil.rmtree(data, ignore_errors=True)
+    servers: dict[str, ServerProcess] = {}
+    rows = []
     try:
         fake.add_release("bench", "assets", "v1", [wheel])
         url = fake.download_url("bench", "assets", "v1", wheel.name)
-        registered = subprocess.run([wheelhouse_binary(), "register", "--data", str(data), *fake.server_flags(),
-                                     "--mode", "proxy", url], capture_output=True, text=True, timeout=900)
-        if registered.returncode != 0:
-            sys.exit(f"register failed: {registered.stdout}{registered.stderr}")
+        for label, binary in binaries.items():
+            data = work / f"data-{label.replace(' ', '-')}"
+            shutil.rmtree(data, ignore_errors=True)
+            registered = subprocess.run([binary, "register", "--data", str(data), *fake.server_flags(),
+                                         "--mode", "proxy", url], capture_output=True, text=True, timeout=900)
+            if registered.returncode != 0:
+                sys.exit(f"register failed: {registered.stdout}{registered.stderr}")
+            os.environ["WHEELHOUSE_BIN"] = binary  # ServerProcess starts the binary named there
+            servers[label] = ServerProcess(data, *fake.server_flags()).start()
         print(registered.stdout.strip())
-        sha256 = hashlib.sha256()
-        with open(wheel, "rb") as stream:
-            while block := stream.read(8 * MiB):
-                sha256.update(block)
-        with ServerProcess(data, *fake.server_flags()) as server:
-            proxied_url = f"{server.url}files/{sha256.hexdigest()}/{wheel.name}"
-            pid = server.process.pid
-            idle = rss_mib(pid)
-            for run in range(1, arguments.runs + 1):
-                direct, size = curl_speed(url, "-L", "--cacert", str(fake.ca))
-                peak = [idle]
-                stop = threading.Event()
-
-                def sample() -> None:
-                    while not stop.is_set():
-                        peak[0] = max(peak[0], rss_mib(pid))
-                        time.sleep(0.05)
-
-                sampler = threading.Thread(target=sample)
-                sampler.start()
-                proxied, proxied_size = curl_speed(proxied_url)
-                stop.set()
-                sampler.join()
-                assert size == proxied_size == wheel.stat().st_size
-                print(f"run {run}: direct from the fake storage {direct / MiB:.0f} MiB/s, "
-                      f"through wheelhouse (proxy) {proxied / MiB:.0f} MiB/s ({proxied / direct:.0%}); "
-                      f"server RSS idle {idle:.0f} MiB, peak during the proxied download {peak[0]:.0f} MiB")
+        idle = {label: rss_mib(server.process.pid) for label, server in servers.items()}
+        for run in range(1, arguments.runs + 1):
+            direct, size = curl_speed(url, "-L", "--cacert", str(fake.ca))
+            assert size == wheel.stat().st_size
+            row = {"run": run, "direct": direct}
+            # Who goes first alternates, so neither always meets a warmer page cache.
+            order = list(servers.items()) if run % 2 else list(reversed(servers.items()))
+            for label, server in order:
+                proxied_url = f"{server.url}files/{sha256.hexdigest()}/{wheel.name}"
+                speed, proxied_size, peak, cpu = proxied_run(server, proxied_url, idle[label])
+                assert proxied_size == size
+                row[label] = (speed, peak, cpu)
+            rows.append(row)
+            print(f"run {run}: direct {direct / MiB:.0f} MiB/s; " + "; ".join(
+                f"{label} {row[label][0] / MiB:.0f} MiB/s ({row[label][0] / direct:.0%}), RSS idle "
+                f"{idle[label]:.0f} → peak {row[label][1]:.0f} MiB, server CPU {row[label][2]:.2f} s"
+                for label in servers))
     finally:
+        for server in servers.values():
+            server.stop()
         fake.stop()
+    print("\n| run | direct from storage | " + " | ".join(f"{label} (proxy) | ratio" for label in servers) +
+          " | RSS idle → peak | server CPU s/GiB |")
+    print("| --- | ---: | " + " | ".join("---: | ---:" for _ in servers) + " | ---: | ---: |")
+    for row in rows:
+        cells = []
+        for label in servers:
+            cells.append(f"{row[label][0] / MiB:.0f} MiB/s | {row[label][0] / row['direct']:.0%}")
+        rss = ", ".join(f"{idle[label]:.0f} → {row[label][1]:.0f} MiB" for label in servers)
+        cpu = ", ".join(f"{row[label][2] / (wheel.stat().st_size / (1 << 30)):.2f}" for label in servers)
+        print(f"| {row['run']} | {row['direct'] / MiB:.0f} MiB/s | " + " | ".join(cells) + f" | {rss} | {cpu} |")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@
 
 namespace {
 
-namespace http = wheelhouse::http_target;
+namespace http = wheelhouse::http_conditional;
 
 std::string describe(const http::range_decision& d) {
     return std::to_string(static_cast<int>(d.outcome)) + ":" + std::to_string(d.range.first) + "+" +

@@ -26,6 +26,7 @@ Control, on the github host, under /_control/ (JSON in and out):
 Faults, per asset, applied where its bytes or its redirect are served:
   {"slow_bps": N}          throttle the body to N bytes a second
   {"stall_after": N}       send N body bytes, then go silent (for "stall_seconds", default 60)
+  {"reset_after": N}       send N body bytes, then reset the connection (TCP RST), as a host that dies
   {"lie_length": N}        claim N bytes more than sent in Content-Length, then close
   {"status": 500|503}      answer the download with that status
   {"redirect_loop": true}  storage redirects back to the github download URL, forever
@@ -47,7 +48,9 @@ import json
 import os
 import pathlib
 import secrets
+import socket
 import ssl
+import struct
 import subprocess
 import sys
 import threading
@@ -437,8 +440,12 @@ class StorageHandler(Handler):
                     time.sleep(float(fault.get("stall_seconds", 60)))
                     self.close_connection = True
                     return
+                if "reset_after" in fault and self.body_bytes >= int(fault["reset_after"]):
+                    return self.reset()
                 if stall_after is not None:
                     step = min(step, int(stall_after) - self.body_bytes)
+                if "reset_after" in fault:
+                    step = min(step, int(fault["reset_after"]) - self.body_bytes)
                 block = stream.read(step)
                 if not block:
                     break
@@ -455,6 +462,14 @@ class StorageHandler(Handler):
             self.body_bytes += extra
         if fault.get("lie_length") or fault.get("no_length"):
             self.close_connection = True
+
+
+    def reset(self) -> None:
+        """Ends the connection with a TCP reset, no TLS close_notify: a host that died mid-body."""
+        self.wfile.flush()
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        os.close(self.connection.detach())
+        self.close_connection = True
 
 
 class Server(http.server.ThreadingHTTPServer):

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "test_support.hpp"
 #include "wheelhouse/remote/http_client.hpp"
@@ -139,7 +140,7 @@ world& shared_world() {
 TEST_CASE("remote client: follows GitHub's redirect to storage and returns the bytes", "[remote][network]") {
     auto& w = shared_world();
     http_client client(w.settings());
-    auto fetched = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true});
+    auto fetched = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true, {}});
     REQUIRE(fetched);
     CHECK(fetched->status == 200);
     CHECK(fetched->body == w.good);
@@ -148,20 +149,20 @@ TEST_CASE("remote client: follows GitHub's redirect to storage and returns the b
     CHECK(fetched->header("content-length") == std::to_string(w.good.size()));
 
     SECTION("a suffix range reads only the tail") {
-        auto tail = client.fetch(fetch_request{w.fake->download("good.whl"), {{"Range", "bytes=-100"}}, 1u << 20, true});
+        auto tail = client.fetch(fetch_request{w.fake->download("good.whl"), {{"Range", "bytes=-100"}}, 1u << 20, true, {}});
         REQUIRE(tail);
         CHECK(tail->status == 206);
         CHECK(tail->body == w.good.substr(w.good.size() - 100));
         CHECK(tail->bytes_read == 100);
     }
     SECTION("without following redirects the 302 itself comes back") {
-        auto first = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, false});
+        auto first = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, false, {}});
         REQUIRE(first);
         CHECK(first->status == 302);
         CHECK(std::string(first->header("location")).rfind(w.fake->storage, 0) == 0);
     }
     SECTION("a status of 400 or more is the caller's to judge") {
-        auto broken = client.fetch(fetch_request{w.fake->download("broken.whl"), {}, 1u << 20, true});
+        auto broken = client.fetch(fetch_request{w.fake->download("broken.whl"), {}, 1u << 20, true, {}});
         REQUIRE(broken);
         CHECK(broken->status == 503);
     }
@@ -174,7 +175,7 @@ TEST_CASE("remote client: fetch_to streams the body in chunks after the head", "
     int heads = 0;
     std::size_t chunks = 0;
     auto fetched = client.fetch_to(
-        fetch_request{w.fake->download("good.whl"), {}, 1000, true},  // max_body does not apply to a sink
+        fetch_request{w.fake->download("good.whl"), {}, 1000, true, {}},  // max_body does not apply to a sink
         [&](std::span<const char> chunk) -> result<void> {
             CHECK(heads == 1);
             received.append(chunk.data(), chunk.size());
@@ -194,7 +195,7 @@ TEST_CASE("remote client: fetch_to streams the body in chunks after the head", "
     CHECK(fetched->bytes_read == w.good.size());
 
     SECTION("a sink's error stops the fetch with that error") {
-        auto stopped = client.fetch_to(fetch_request{w.fake->download("good.whl"), {}, 0, true},
+        auto stopped = client.fetch_to(fetch_request{w.fake->download("good.whl"), {}, 0, true, {}},
                                        [](std::span<const char>) -> result<void> {
                                            return make_error(error_kind::internal, "disk full");
                                        });
@@ -208,8 +209,8 @@ TEST_CASE("remote client: the Authorization header stays with the first host", "
     http_client client(w.settings());
     const std::string marker = "Bearer marker-" + std::to_string(std::random_device{}());
     REQUIRE(client.fetch(fetch_request{w.fake->download("good.whl"),
-                                       {{"Authorization", marker}}, 1u << 20, true}));
-    auto log = client.fetch(fetch_request{w.fake->github + "/_control/log", {}, 16u << 20, true});
+                                       {{"Authorization", marker}}, 1u << 20, true, {}}));
+    auto log = client.fetch(fetch_request{w.fake->github + "/_control/log", {}, 16u << 20, true, {}});
     REQUIRE(log);
     const auto& text = log->body;
     const auto at = text.find(marker);
@@ -222,14 +223,14 @@ TEST_CASE("remote client: refuses what the policy refuses", "[remote][network]")
     auto& w = shared_world();
     SECTION("a first URL off the allow-list, before any connection") {
         http_client client(w.settings());
-        auto refused = client.fetch(fetch_request{"https://evil.example/x.whl", {}, 1u << 20, true});
+        auto refused = client.fetch(fetch_request{"https://evil.example/x.whl", {}, 1u << 20, true, {}});
         REQUIRE_FALSE(refused);
         CHECK(refused.error().kind == error_kind::invalid);
         CHECK_THAT(refused.error().message, Catch::Contains("allow-list"));
     }
     SECTION("a redirect to a host off the allow-list") {
         http_client client(w.settings());
-        auto refused = client.fetch(fetch_request{w.fake->download("offsite.whl"), {}, 1u << 20, true});
+        auto refused = client.fetch(fetch_request{w.fake->download("offsite.whl"), {}, 1u << 20, true, {}});
         REQUIRE_FALSE(refused);
         CHECK(refused.error().kind == error_kind::invalid);
         CHECK_THAT(refused.error().message, Catch::Contains("evil.example") && Catch::Contains("allow-list"));
@@ -238,7 +239,7 @@ TEST_CASE("remote client: refuses what the policy refuses", "[remote][network]")
         auto settings = w.settings();
         settings.policy.allowed_hosts = {"127.0.0.1"};
         http_client client(settings);
-        auto refused = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true});
+        auto refused = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true, {}});
         REQUIRE_FALSE(refused);
         CHECK_THAT(refused.error().message, Catch::Contains("'localhost'"));
     }
@@ -246,7 +247,7 @@ TEST_CASE("remote client: refuses what the policy refuses", "[remote][network]")
         auto settings = w.settings();
         settings.policy.allow_private_addresses = false;
         http_client client(settings);
-        auto refused = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true});
+        auto refused = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true, {}});
         REQUIRE_FALSE(refused);
         CHECK(refused.error().kind == error_kind::invalid);
         CHECK_THAT(refused.error().message, Catch::Contains("refusing to connect to 127.0.0.1") &&
@@ -256,7 +257,7 @@ TEST_CASE("remote client: refuses what the policy refuses", "[remote][network]")
         http_client client(w.settings());
         std::string plain = w.fake->github;
         plain.replace(0, 5, "http");
-        auto refused = client.fetch(fetch_request{plain + "/o/r", {}, 1u << 20, true});
+        auto refused = client.fetch(fetch_request{plain + "/o/r", {}, 1u << 20, true, {}});
         REQUIRE_FALSE(refused);
         CHECK_THAT(refused.error().message, Catch::Contains("only https://"));
     }
@@ -266,7 +267,7 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
     auto& w = shared_world();
     SECTION("a redirect loop") {
         http_client client(w.settings());
-        auto failed = client.fetch(fetch_request{w.fake->download("loop.whl"), {}, 1u << 20, true});
+        auto failed = client.fetch(fetch_request{w.fake->download("loop.whl"), {}, 1u << 20, true, {}});
         REQUIRE_FALSE(failed);
         CHECK(failed.error().kind == error_kind::upstream);
         CHECK_THAT(failed.error().message, Catch::Contains("redirect loop"));
@@ -275,19 +276,19 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
         auto settings = w.settings();
         settings.max_redirects = 0;
         http_client client(settings);
-        auto failed = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true});
+        auto failed = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true, {}});
         REQUIRE_FALSE(failed);
         CHECK(failed.error().kind == error_kind::upstream);
         CHECK_THAT(failed.error().message, Catch::Contains("more than 0 redirects"));
     }
     SECTION("a Content-Length the upstream does not honour") {
         http_client client(w.settings());
-        auto failed = client.fetch(fetch_request{w.fake->download("lie.whl"), {}, 1u << 20, true});
+        auto failed = client.fetch(fetch_request{w.fake->download("lie.whl"), {}, 1u << 20, true, {}});
         REQUIRE_FALSE(failed);
         CHECK(failed.error().kind == error_kind::upstream);
         CHECK_THAT(failed.error().message, Catch::Contains("closed the connection after 5000 of the 9000 bytes"));
         std::string streamed;
-        auto streamed_failed = client.fetch_to(fetch_request{w.fake->download("lie.whl"), {}, 0, true},
+        auto streamed_failed = client.fetch_to(fetch_request{w.fake->download("lie.whl"), {}, 0, true, {}},
                                                [&](std::span<const char> chunk) -> result<void> {
                                                    streamed.append(chunk.data(), chunk.size());
                                                    return {};
@@ -300,7 +301,7 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
         settings.read_timeout = std::chrono::seconds(1);
         http_client client(settings);
         const auto start = std::chrono::steady_clock::now();
-        auto failed = client.fetch(fetch_request{w.fake->download("stall.whl"), {}, 1u << 20, true});
+        auto failed = client.fetch(fetch_request{w.fake->download("stall.whl"), {}, 1u << 20, true, {}});
         const auto took = std::chrono::steady_clock::now() - start;
         REQUIRE_FALSE(failed);
         CHECK(failed.error().kind == error_kind::timeout);
@@ -311,7 +312,7 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
         auto settings = w.settings();
         settings.total_timeout = std::chrono::seconds(1);
         http_client client(settings);
-        auto failed = client.fetch(fetch_request{w.fake->download("slow.whl"), {}, 1u << 20, true});
+        auto failed = client.fetch(fetch_request{w.fake->download("slow.whl"), {}, 1u << 20, true, {}});
         REQUIRE_FALSE(failed);
         CHECK(failed.error().kind == error_kind::timeout);
         CHECK_THAT(failed.error().message, Catch::Contains("total deadline of 1s"));
@@ -321,10 +322,10 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
         settings.total_timeout = std::chrono::seconds(1);
         http_client client(settings);
         // 5000 bytes at 2500 a second: about 2 s, past the total deadline of a bounded fetch.
-        REQUIRE_FALSE(client.fetch(fetch_request{w.fake->download("slow_small.whl"), {}, 1u << 20, true}));
+        REQUIRE_FALSE(client.fetch(fetch_request{w.fake->download("slow_small.whl"), {}, 1u << 20, true, {}}));
         std::string streamed;
         const auto start = std::chrono::steady_clock::now();
-        auto fetched = client.fetch_to(fetch_request{w.fake->download("slow_small.whl"), {}, 0, true},
+        auto fetched = client.fetch_to(fetch_request{w.fake->download("slow_small.whl"), {}, 0, true, {}},
                                        [&](std::span<const char> chunk) -> result<void> {
                                            streamed.append(chunk.data(), chunk.size());
                                            return {};
@@ -335,7 +336,7 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
     }
     SECTION("a body past max_body") {
         http_client client(w.settings());
-        auto failed = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1000, true});
+        auto failed = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1000, true, {}});
         REQUIRE_FALSE(failed);
         CHECK(failed.error().kind == error_kind::too_large);
     }
@@ -343,7 +344,7 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
         auto settings = w.settings();
         settings.ca_bundle.clear();  // the system's store: the fake's CA is not in it
         http_client client(settings);
-        auto failed = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true});
+        auto failed = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true, {}});
         REQUIRE_FALSE(failed);
         CHECK(failed.error().kind == error_kind::upstream);
         CHECK_THAT(failed.error().message, Catch::Contains("TLS with 127.0.0.1") &&
@@ -353,7 +354,7 @@ TEST_CASE("remote client: upstream faults are precise errors", "[remote][network
         auto settings = w.settings();
         settings.ca_bundle = (w.dir / "good.whl").string();
         http_client client(settings);
-        auto failed = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true});
+        auto failed = client.fetch(fetch_request{w.fake->download("good.whl"), {}, 1u << 20, true, {}});
         REQUIRE_FALSE(failed);
         CHECK_THAT(failed.error().message, Catch::Contains("CA bundle"));
     }
@@ -379,7 +380,7 @@ TEST_CASE("remote client: streaming throughput of a 256 MiB asset", "[.bench][re
     http_client client(settings);
     std::uint64_t total = 0;
     const auto start = std::chrono::steady_clock::now();
-    auto fetched = client.fetch_to(fetch_request{fake.download("big.whl"), {}, 0, true},
+    auto fetched = client.fetch_to(fetch_request{fake.download("big.whl"), {}, 0, true, {}},
                                    [&](std::span<const char> chunk) -> result<void> {
                                        total += chunk.size();
                                        return {};
@@ -389,4 +390,37 @@ TEST_CASE("remote client: streaming throughput of a 256 MiB asset", "[.bench][re
     CHECK(total == 256ull << 20);
     std::printf("remote client: %llu bytes in %.3f s, %.1f MB/s\n", static_cast<unsigned long long>(total),
                 took.count(), static_cast<double>(total) / took.count() / 1e6);
+}
+
+TEST_CASE("remote client: a cancelled fetch ends at once, even while the host is silent", "[remote][network]") {
+    auto& w = shared_world();
+    auto settings = w.settings();
+    settings.read_timeout = std::chrono::seconds(30);  // far past the test: only the cancel ends it
+    http_client client(settings);
+    auto cancellation = std::make_shared<remote::fetch_cancellation>();
+    const fetch_request request{w.fake->download("stall.whl"), {}, 0, true, cancellation};
+    std::thread canceller;
+    std::size_t received = 0;
+    const auto started = std::chrono::steady_clock::now();
+    auto stopped = client.fetch_to(request, [&](std::span<const char> chunk) -> result<void> {
+        if (received == 0) {  // the first bytes came; the host now goes quiet for 20 s
+            canceller = std::thread([cancellation] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                cancellation->cancel();
+            });
+        }
+        received += chunk.size();
+        return {};
+    });
+    canceller.join();
+    REQUIRE_FALSE(stopped);
+    CHECK(stopped.error().kind == error_kind::upstream);
+    CHECK_THAT(stopped.error().message, Catch::Contains("was cancelled"));
+    CHECK(received == 1000);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+
+    // A fetch cancelled before it starts never connects.
+    auto again = client.fetch_to(request, [](std::span<const char>) -> result<void> { return {}; });
+    REQUIRE_FALSE(again);
+    CHECK_THAT(again.error().message, Catch::Contains("was cancelled"));
 }

@@ -46,6 +46,7 @@ public:
         out.prepared.head = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(count * piece_bytes) + "\r\n\r\n";
         out.stream = body;
         respond(std::move(out));
+        if (request.header.target() == "/silent") return go_silent(body);
         producers_.emplace_back([this, body, fail_midway, count] {
             for (std::size_t index = 0; index < count; ++index) {
                 if (fail_midway && index == pieces / 2) return body->fail();
@@ -65,6 +66,19 @@ public:
     }
 
     std::atomic<int> refused_{0};
+    std::atomic<bool> stopped_{false};  // /silent's on_cancel ran
+
+    // /silent: one piece, then nothing more, as a remote host that went quiet; the producer
+    // waits until the body is cancelled.
+    void go_silent(const std::shared_ptr<transport::relay_body>& body) {
+        body->on_cancel([this] { stopped_ = true; });
+        producers_.emplace_back([body] {
+            body->push(std::string(piece_bytes, 'a'));
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+            while (!body->cancelled() && std::chrono::steady_clock::now() < deadline)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        });
+    }
 
 private:
     std::vector<std::thread> producers_;  // handle() runs on the one I/O thread
@@ -149,4 +163,28 @@ TEST_CASE("transport: a client that goes away stops the producer", "[server][tra
     while (running.handler.refused_.load() == 0 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CHECK(running.handler.refused_.load() == 1);
+}
+
+TEST_CASE("transport: a client that hangs up while the producer is silent cancels it at once", "[server][transport]") {
+    running_server running;  // the write deadline is a minute: only the hang-up can end this soon
+    for (const bool reset : {false, true}) {
+        running.handler.stopped_ = false;
+        {
+            net::io_context context;
+            tcp::socket socket(context);
+            socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), running.port));
+            http::request<http::empty_body> request{http::verb::get, "/silent", 11};
+            http::write(socket, request);
+            std::string received;
+            std::array<char, 64 * 1024> some{};
+            while (received.size() < piece_bytes)  // the head and the one piece
+                received.append(some.data(), socket.read_some(net::buffer(some)));
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the session waits on the body
+            if (reset) socket.set_option(net::socket_base::linger(true, 0));
+        }  // closed: a FIN, or a reset
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+        while (!running.handler.stopped_ && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        CHECK(running.handler.stopped_);
+    }
 }

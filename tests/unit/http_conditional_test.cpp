@@ -2,7 +2,7 @@
 
 #include "wheelhouse/http/conditional.hpp"
 
-using namespace wheelhouse::http_target;
+using namespace wheelhouse::http_conditional;
 
 TEST_CASE("http: If-None-Match compares entity tags weakly", "[http]") {
     CHECK(if_none_match_matches("\"abc\"", "\"abc\""));
@@ -45,4 +45,10 @@ TEST_CASE("http: Range headers against a 1000-byte file", "[http]") {
             CHECK(decision.range.length == length);
         }
     }
+}
+
+TEST_CASE("http: Content-Range of a 206 names the first and last byte and the size", "[http]") {
+    CHECK(content_range({0, 100}, 1000) == "bytes 0-99/1000");
+    CHECK(content_range({999, 1}, 1000) == "bytes 999-999/1000");
+    CHECK(content_range(decide_range("bytes=-10", 1000).range, 1000) == "bytes 990-999/1000");
 }

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-namespace wheelhouse::http_target {
+namespace wheelhouse::http_conditional {
 namespace {
 
 std::string_view trim(std::string_view text) noexcept {
@@ -70,4 +70,9 @@ range_decision decide_range(std::string_view range_header, std::uint64_t size) n
     return {range_outcome::partial, {*first, last - *first + 1}};
 }
 
-}  // namespace wheelhouse::http_target
+std::string content_range(const byte_range& range, std::uint64_t size) {
+    return "bytes " + std::to_string(range.first) + "-" + std::to_string(range.first + range.length - 1) + "/" +
+           std::to_string(size);
+}
+
+}  // namespace wheelhouse::http_conditional

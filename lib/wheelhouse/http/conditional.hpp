@@ -3,9 +3,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
-namespace wheelhouse::http_target {
+namespace wheelhouse::http_conditional {
 
 // True when an If-None-Match value ("*", or a list of entity tags, weak or strong) matches
 // `etag` (a quoted strong tag) by weak comparison, as RFC 9110 asks for If-None-Match.
@@ -32,4 +33,7 @@ struct range_decision {
 // errors fall back to the whole representation, as RFC 9110 allows.
 range_decision decide_range(std::string_view range_header, std::uint64_t size) noexcept;
 
-}  // namespace wheelhouse::http_target
+// The Content-Range value of a 206 for `range` (non-empty) of `size` bytes: "bytes 0-99/1000".
+std::string content_range(const byte_range& range, std::uint64_t size);
+
+}  // namespace wheelhouse::http_conditional

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/app/download_answer.hpp"
 #include "wheelhouse/app/remote_downloads.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
@@ -47,10 +48,9 @@ transport::outgoing_response not_modified(const http::request_header<>& request,
     return {http::message_generator(std::move(response)), 304, 0};
 }
 
-// Sends `path` (whose bytes hash to `etag_hex`) whole or in part, honouring Range and If-Range.
+// Sends `path` (whose bytes hash to `sha256_hex`) whole or in part, or answers its conditionals.
 transport::outgoing_response send_blob(const http::request_header<>& request, const std::filesystem::path& path,
-                                       std::string_view content_type, std::string_view etag_hex,
-                                       bool private_index) {
+                                       std::string_view sha256_hex, bool private_index) {
     transport::file_descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     struct stat info {};
     if (!file || ::fstat(file.get(), &info) != 0) {
@@ -58,56 +58,13 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
                                   "the catalog lists this file but its bytes are missing from the store; "
                                   "run `wheelhouse fsck`");
     }
-    const auto size = static_cast<std::uint64_t>(info.st_size);
-    const std::string etag = "\"" + std::string(etag_hex) + "\"";
-
-    http::fields headers;
-    headers.set(http::field::etag, etag);
-    headers.set(http::field::cache_control, private_index ? immutable_private : immutable_public);
-    headers.set(http::field::accept_ranges, "bytes");
-
-    if (const auto if_none_match = request[http::field::if_none_match];
-        !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, etag)) {
-        return not_modified(request, headers);
-    }
-
-    http_target::range_decision decision;
-    const auto range = request[http::field::range];
-    const auto if_range = request[http::field::if_range];
-    // If-Range with another validator means the client's partial copy is stale: send it all.
-    if (!range.empty() && (if_range.empty() || if_range == etag)) decision = http_target::decide_range(range, size);
-
-    if (decision.outcome == http_target::range_outcome::unsatisfiable) {
-        headers.set(http::field::content_range, "bytes */" + std::to_string(size));
-        return make_text_response(request, http::status::range_not_satisfiable,
-                                  "the requested range lies outside the file's " + std::to_string(size) + " bytes",
-                                  std::move(headers));
-    }
-    const bool partial = decision.outcome == http_target::range_outcome::partial;
-    const auto offset = partial ? decision.range.first : 0;
-    const auto length = partial ? decision.range.length : size;
-    if (partial) {
-        headers.set(http::field::content_range, "bytes " + std::to_string(offset) + "-" +
-                                                    std::to_string(offset + length - 1) + "/" + std::to_string(size));
-    }
-    const auto status = partial ? http::status::partial_content : http::status::ok;
-
-    if (request.method() == http::verb::head) {
-        http::response<http::empty_body> response{status, request.version()};
-        for (const auto& field : headers) response.set(field.name_string(), field.value());
-        response.set(http::field::content_type, content_type);
-        response.content_length(length);
-        response.keep_alive(transport::wants_keep_alive(request));
-        const unsigned code = response.result_int();
-        return {http::message_generator(std::move(response)), code, 0};
-    }
-    http::response<http::empty_body> head{status, request.version()};
-    head.set(http::field::server, "wheelhouse");
-    for (const auto& field : headers) head.set(field.name_string(), field.value());
-    head.set(http::field::content_type, content_type);
-    head.keep_alive(transport::wants_keep_alive(request));
+    const download_answer answer(request, sha256_hex, static_cast<std::uint64_t>(info.st_size), private_index);
+    if (auto done = answer.without_body()) return std::move(*done);
+    const auto range = answer.range();
+    const auto offset = range ? range->first : 0;
+    const auto length = range ? range->length : static_cast<std::uint64_t>(info.st_size);
     return transport::make_file_response(
-        std::move(head), {std::make_shared<transport::file_descriptor>(std::move(file)), offset, length});
+        answer.head(range.has_value()), {std::make_shared<transport::file_descriptor>(std::move(file)), offset, length});
 }
 
 // PEP 825: a release's variants.json, from its catalog row. Its URL holds its sha256, so the
@@ -133,7 +90,7 @@ transport::outgoing_response send_release_variants(const route_context& context,
     headers.set(http::field::etag, etag);
     headers.set(http::field::cache_control, context.settings.private_index ? immutable_private : immutable_public);
     if (const auto if_none_match = request[http::field::if_none_match];
-        !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, etag)) {
+        !if_none_match.empty() && http_conditional::if_none_match_matches(if_none_match, etag)) {
         return not_modified(request, headers);
     }
     return transport::make_shared_response(request, http::status::ok, "application/json",
@@ -179,8 +136,8 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         context.downloads->record(file->id);
     }
     if (wants_metadata) {
-        return send_blob(request, context.blobs.metadata_path(sha256), "application/octet-stream",
-                         file->metadata_sha256, context.settings.private_index);
+        return send_blob(request, context.blobs.metadata_path(sha256), file->metadata_sha256,
+                         context.settings.private_index);
     }
     // A cached remote file is served from disk once its verified copy is in the store.
     const bool cached = file->mode == catalog::download_mode::cache && context.blobs.has_blob(sha256);
@@ -191,8 +148,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         }
         return context.remote_files->serve(request, *file, respond);
     }
-    return send_blob(request, context.blobs.blob_path(sha256), "application/octet-stream", sha256,
-                     context.settings.private_index);
+    return send_blob(request, context.blobs.blob_path(sha256), sha256, context.settings.private_index);
 }
 
 route_answer download_file(route_context& context, route_request& request) {

@@ -12,7 +12,7 @@ transport::outgoing_response respond_with_page(const http::request_header<>& req
                                                std::string_view content_type, std::string_view cache_control,
                                                bool negotiated, http::fields extra) {
     const auto if_none_match = request[http::field::if_none_match];
-    const bool current = !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, page.etag);
+    const bool current = !if_none_match.empty() && http_conditional::if_none_match_matches(if_none_match, page.etag);
     if (extra.begin() != extra.end()) {
         // Pages with headers of their own (the admin catalog's assets, not pip's path) go
         // through Beast's fields, which take any header name.

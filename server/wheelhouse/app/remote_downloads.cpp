@@ -11,8 +11,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/app/download_answer.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
-#include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
@@ -25,22 +25,13 @@ namespace {
 
 using transport::make_text_response;
 
-constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
-constexpr std::string_view immutable_private = "max-age=31536000, private, immutable";
 // A redirect names a host that may move the asset (a re-uploaded release): keep it a day, not
 // a year. A private index's redirect must not sit in shared caches either.
 constexpr std::string_view redirect_public = "max-age=86400, public";
 constexpr std::string_view redirect_private = "max-age=86400, private";
-constexpr std::string_view octet_stream = "application/octet-stream";
 constexpr std::string_view retry_after_seconds = "5";
 constexpr std::size_t batch_bytes = 256 * 1024;
 constexpr std::chrono::milliseconds batch_delay{100};
-
-std::string etag_of(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
-std::string content_range(std::uint64_t first, std::uint64_t length, std::uint64_t size) {
-    return "bytes " + std::to_string(first) + "-" + std::to_string(first + length - 1) + "/" + std::to_string(size);
-}
 
 std::optional<std::uint64_t> parse_number(std::string_view text) {
     std::uint64_t value = 0;
@@ -81,6 +72,23 @@ struct head_plan {
     std::uint64_t length = 0;     // body bytes to expect
 };
 
+// What one transfer has seen of the remote host's answer so far.
+struct relay_progress {
+    head_plan plan;
+    bool head_sent = false;
+    std::optional<error> refusal;  // why the remote host's head was not relayed
+    std::uint64_t received = 0;
+    std::optional<crypto::hasher> digest;
+    std::optional<storage::spool_file> spool;  // cache mode: the copy being written
+    transport::file_descriptor spool_file;
+    // Bytes go to the client in batches (a TLS record's worth each would cost a wake-up apiece).
+    // The last batch waits until the digest is known: the client's Content-Length is reached
+    // only with it, so a mismatch ends the connection short of a complete response.
+    std::string batch;
+    std::string held;
+    std::chrono::steady_clock::time_point last_push = std::chrono::steady_clock::now();
+};
+
 }  // namespace
 
 struct remote_downloads::transfer {
@@ -88,8 +96,10 @@ struct remote_downloads::transfer {
     http::request_header<> request;  // a copy: the session's is gone once it has handed it over
     transport::responder respond;
     std::shared_ptr<transport::relay_body> body;
-    std::optional<http_target::byte_range> range;  // what the client asked for, checked against file.size
-    bool keep_copy = false;                        // cache mode: keep the verified whole file
+    // The client's hang-up (body->cancel()) stops the upstream read at once through this.
+    std::shared_ptr<remote::fetch_cancellation> cancellation = std::make_shared<remote::fetch_cancellation>();
+    std::optional<http_conditional::byte_range> range;  // what the client asked for, checked against file.size
+    bool keep_copy = false;                             // cache mode: keep the verified whole file
     bool private_index = false;
     std::string github_token;  // from the settings, for a file read through GitHub's API (file.fetch_url)
 
@@ -98,6 +108,19 @@ struct remote_downloads::transfer {
     transport::outgoing_response streamed_response(const head_plan& plan) const;
     // Upstream failures (before or after the head) are counted in `metrics`.
     void run(remote::http_client& client, const storage::blob_store& blobs, metrics::server_metrics& metrics);
+
+private:
+    remote::fetch_request upstream_request() const;
+    result<void> on_head(relay_progress& progress, const remote::fetch_response& head,
+                         const storage::blob_store& blobs) const;
+    result<void> on_bytes(relay_progress& progress, std::span<const char> bytes) const;
+    // Sends the batch held back so far and holds back the current one in its place.
+    result<void> push_batch(relay_progress& progress) const;
+    // After the body: checks length and digest, sends the held bytes, keeps the cached copy.
+    void finish(relay_progress& progress, const result<remote::fetch_response>& fetched,
+                const storage::blob_store& blobs, metrics::server_metrics& metrics) const;
+    bool whole_and_verified(relay_progress& progress, metrics::server_metrics& metrics) const;
+    void keep_verified_copy(relay_progress& progress, const storage::blob_store& blobs) const;
 };
 
 result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_response& head) const {
@@ -119,7 +142,7 @@ result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_res
         return head_plan{true, file.size};
     }
     if (head.status == 206 && range) {
-        const auto expected = content_range(range->first, range->length, file.size);
+        const auto expected = http_conditional::content_range(*range, file.size);
         if (head.header("content-range") != expected || !length || *length != range->length) {
             return make_error(error_kind::upstream, url + " answered the range with Content-Range '" +
                                                         std::string(head.header("content-range")) + "' where '" +
@@ -142,33 +165,22 @@ result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_res
 }
 
 transport::outgoing_response remote_downloads::transfer::streamed_response(const head_plan& plan) const {
-    http::response<http::empty_body> response{plan.whole ? http::status::ok : http::status::partial_content,
-                                              request.version()};
-    response.set(http::field::server, "wheelhouse");
-    response.set(http::field::content_type, octet_stream);
-    response.set(http::field::etag, etag_of(file.sha256));
-    response.set(http::field::cache_control, private_index ? immutable_private : immutable_public);
-    response.set(http::field::accept_ranges, "bytes");
-    if (!plan.whole) response.set(http::field::content_range, content_range(range->first, range->length, file.size));
-    response.keep_alive(transport::wants_keep_alive(request));
-    response.content_length(plan.length);
-
+    const download_answer answer(request, file.sha256, file.size, private_index);
     std::ostringstream head;
-    head << response.base();
+    head << answer.head(!plan.whole).base();
     transport::outgoing_response out;
-    out.status = response.result_int();
+    out.status = plan.whole ? 200 : 206;
     out.body_bytes = plan.length;
     out.prepared.head = std::move(head).str();
-    out.prepared.keep_alive = response.keep_alive();
+    out.prepared.keep_alive = transport::wants_keep_alive(request);
     out.stream = body;
     return out;
 }
 
-void remote_downloads::transfer::run(remote::http_client& client, const storage::blob_store& blobs,
-                                    metrics::server_metrics& metrics) {
-    const auto& url = *file.remote_url;
+remote::fetch_request remote_downloads::transfer::upstream_request() const {
     remote::fetch_request fetch;
-    fetch.url = url;
+    fetch.url = *file.remote_url;
+    fetch.cancellation = cancellation;
     if (file.fetch_url) {
         // A private repository's asset: through the API, with the token the settings hold now.
         fetch.url = *file.fetch_url;
@@ -178,79 +190,93 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
         fetch.headers.emplace_back("Range", "bytes=" + std::to_string(range->first) + "-" +
                                                 std::to_string(range->first + range->length - 1));
     }
+    return fetch;
+}
 
-    bool head_sent = false;
-    std::optional<error> refusal;  // why the remote host's head was not relayed
-    head_plan plan;
-    std::uint64_t received = 0;
-    auto digest = crypto::hasher::create(crypto::hash_algorithm::sha256);
-    std::optional<storage::spool_file> spool;
-    transport::file_descriptor spool_file;
-    // Bytes go to the client in batches (a TLS record's worth each would cost a wake-up apiece).
-    // The last batch waits until the digest is known: the client's Content-Length is reached
-    // only with it, so a mismatch ends the connection short of a complete response.
-    std::string batch;
-    batch.reserve(batch_bytes);
-    auto last_push = std::chrono::steady_clock::now();
-    std::string held;
+result<void> remote_downloads::transfer::on_head(relay_progress& progress, const remote::fetch_response& head,
+                                                 const storage::blob_store& blobs) const {
+    auto checked = check_head(head);
+    if (!checked) {
+        progress.refusal = checked.error();
+        return checked.error();
+    }
+    progress.plan = *checked;
+    if (progress.plan.whole) {
+        if (auto digest = crypto::hasher::create(crypto::hash_algorithm::sha256); digest) {
+            progress.digest.emplace(std::move(*digest));
+        }
+    }
+    if (progress.plan.whole && keep_copy) {
+        if (auto created = blobs.create_spool(); created) {
+            progress.spool_file = transport::file_descriptor(::open(created->path().c_str(), O_WRONLY | O_CLOEXEC));
+            if (progress.spool_file) progress.spool = std::move(created).value();
+        }
+        if (!progress.spool) spdlog::warn("cache: no spool file for {}; serving it without keeping a copy", file.filename);
+    }
+    progress.batch.reserve(batch_bytes);
+    respond(streamed_response(progress.plan));
+    progress.head_sent = true;
+    return {};
+}
 
-    const auto on_head = [&](const remote::fetch_response& head) -> result<void> {
-        auto checked = check_head(head);
-        if (!checked) {
-            refusal = checked.error();
-            return checked.error();
-        }
-        plan = *checked;
-        if (plan.whole && keep_copy) {
-            if (auto created = blobs.create_spool(); created) {
-                spool_file = transport::file_descriptor(::open(created->path().c_str(), O_WRONLY | O_CLOEXEC));
-                if (spool_file) spool = std::move(created).value();
-            }
-            if (!spool) spdlog::warn("cache: no spool file for {}; serving it without keeping a copy", file.filename);
-        }
-        respond(streamed_response(plan));
-        head_sent = true;
+result<void> remote_downloads::transfer::on_bytes(relay_progress& progress, std::span<const char> bytes) const {
+    progress.received += bytes.size();
+    if (progress.received > progress.plan.length) {
+        return make_error(error_kind::upstream, *file.remote_url + " sent more than the " +
+                                                    std::to_string(progress.plan.length) + " bytes it announced");
+    }
+    if (progress.digest) progress.digest->update(std::string_view(bytes.data(), bytes.size()));
+    if (progress.spool && !write_all(progress.spool_file.get(), bytes)) {
+        spdlog::warn("cache: writing {} failed ({}); serving it without keeping a copy",
+                     progress.spool->path().string(), std::strerror(errno));
+        progress.spool_file.reset();
+        progress.spool.reset();
+    }
+    // A batch never grows past its reserved size: growing would copy it into a new allocation.
+    if (!progress.batch.empty() && progress.batch.size() + bytes.size() > batch_bytes) {
+        if (auto pushed = push_batch(progress); !pushed) return pushed;
+    }
+    progress.batch.append(bytes.data(), bytes.size());
+    // A slow remote host still reaches the client soon.
+    if (progress.batch.size() < batch_bytes && std::chrono::steady_clock::now() - progress.last_push < batch_delay) {
         return {};
-    };
-    const auto sink = [&](std::span<const char> bytes) -> result<void> {
-        // Checked on every chunk, not only when a batch is pushed: a slow remote host fills a
-        // batch in seconds, and a client that left should stop the fetch at once.
-        if (body->cancelled()) return make_error(error_kind::upstream, "the client closed the connection");
-        received += bytes.size();
-        if (received > plan.length) {
-            return make_error(error_kind::upstream, url + " sent more than the " + std::to_string(plan.length) +
-                                                        " bytes it announced");
-        }
-        if (plan.whole && digest) digest->update(std::string_view(bytes.data(), bytes.size()));
-        if (spool && !write_all(spool_file.get(), bytes)) {
-            spdlog::warn("cache: writing {} failed ({}); serving it without keeping a copy",
-                         spool->path().string(), std::strerror(errno));
-            spool_file.reset();
-            spool.reset();
-        }
-        batch.append(bytes.data(), bytes.size());
-        // A slow remote host still reaches the client (and a client that left is noticed) soon.
-        const auto now = std::chrono::steady_clock::now();
-        if (batch.size() < batch_bytes && now - last_push < batch_delay) return {};
-        last_push = now;
-        if (!held.empty() && !body->push(std::move(held))) {
-            return make_error(error_kind::upstream, "the client closed the connection");
-        }
-        held = std::move(batch);
-        batch = std::string();
-        batch.reserve(batch_bytes);
-        return {};
-    };
+    }
+    return push_batch(progress);
+}
 
-    auto fetched = client.fetch_to(fetch, sink, on_head);
-    if (!head_sent) {
-        const auto failure = refusal ? *refusal
-                             : fetched ? make_error(error_kind::upstream, url + " sent no response")
-                                       : fetched.error();
+result<void> remote_downloads::transfer::push_batch(relay_progress& progress) const {
+    progress.last_push = std::chrono::steady_clock::now();
+    // push() waits while the client is behind: the remote host is not read meanwhile.
+    if (!progress.held.empty() && !body->push(std::move(progress.held))) {
+        return make_error(error_kind::upstream, "the client closed the connection");
+    }
+    progress.held = std::exchange(progress.batch, body->take_buffer());
+    progress.batch.reserve(batch_bytes);
+    return {};
+}
+
+void remote_downloads::transfer::run(remote::http_client& client, const storage::blob_store& blobs,
+                                    metrics::server_metrics& metrics) {
+    relay_progress progress;
+    body->on_cancel([weak = std::weak_ptr(cancellation)] {
+        if (auto alive = weak.lock()) alive->cancel();
+    });
+    const auto fetched = client.fetch_to(
+        upstream_request(), [&](std::span<const char> bytes) { return on_bytes(progress, bytes); },
+        [&](const remote::fetch_response& head) { return on_head(progress, head, blobs); });
+    finish(progress, fetched, blobs, metrics);
+}
+
+void remote_downloads::transfer::finish(relay_progress& progress, const result<remote::fetch_response>& fetched,
+                                        const storage::blob_store& blobs, metrics::server_metrics& metrics) const {
+    const auto& url = *file.remote_url;
+    if (!progress.head_sent) {
+        const auto failure = progress.refusal ? *progress.refusal
+                             : fetched        ? make_error(error_kind::upstream, url + " sent no response")
+                                              : fetched.error();
         spdlog::warn("proxy {}: {}", file.filename, failure.message);
         metrics.record_proxy_upstream_error();
-        respond(upstream_failure(request, failure));
-        return;
+        return respond(upstream_failure(request, failure));
     }
     if (!fetched) {
         if (!body->cancelled()) {
@@ -259,32 +285,39 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
         }
         return body->fail();
     }
-    if (received != plan.length) {
-        spdlog::warn("proxy {}: {} sent {} of the {} bytes it announced", file.filename, url, received, plan.length);
-        metrics.record_proxy_upstream_error();
-        return body->fail();
-    }
-    if (plan.whole) {
-        const auto actual = digest ? digest->finish_hex() : std::string();
-        if (actual != file.sha256) {
-            spdlog::error("proxy {}: the bytes from {} have sha256 {} but the index holds {}; the client's "
-                          "connection was ended. Register the asset again if it was replaced on purpose",
-                          file.filename, url, actual, file.sha256);
-            metrics.record_proxy_upstream_error();
-            return body->fail();
-        }
-    }
-    if (!held.empty() && !body->push(std::move(held))) return;
-    if (!batch.empty() && !body->push(std::move(batch))) return;
+    if (!whole_and_verified(progress, metrics)) return body->fail();
+    if (!progress.held.empty() && !body->push(std::move(progress.held))) return;
+    if (!progress.batch.empty() && !body->push(std::move(progress.batch))) return;
     body->finish();
+    keep_verified_copy(progress, blobs);
+}
 
-    if (spool) {
-        spool_file.reset();
-        if (auto put = blobs.put_blob(file.sha256, spool->path()); !put) {
-            spdlog::warn("cache: keeping {} failed: {}", file.filename, put.error().message);
-        } else if (*put == storage::put_outcome::created) {
-            spdlog::info("cache: kept {} ({} bytes) from {}", file.filename, file.size, url);
-        }
+bool remote_downloads::transfer::whole_and_verified(relay_progress& progress,
+                                                    metrics::server_metrics& metrics) const {
+    const auto& url = *file.remote_url;
+    if (progress.received != progress.plan.length) {
+        spdlog::warn("proxy {}: {} sent {} of the {} bytes it announced", file.filename, url, progress.received,
+                     progress.plan.length);
+        metrics.record_proxy_upstream_error();
+        return false;
+    }
+    if (!progress.plan.whole) return true;
+    const auto actual = progress.digest ? progress.digest->finish_hex() : std::string();
+    if (actual == file.sha256) return true;
+    spdlog::error("proxy {}: the bytes from {} have sha256 {} but the index holds {}; the client's "
+                  "connection was ended. Register the asset again if it was replaced on purpose",
+                  file.filename, url, actual, file.sha256);
+    metrics.record_proxy_upstream_error();
+    return false;
+}
+
+void remote_downloads::transfer::keep_verified_copy(relay_progress& progress, const storage::blob_store& blobs) const {
+    if (!progress.spool) return;
+    progress.spool_file.reset();
+    if (auto put = blobs.put_blob(file.sha256, progress.spool->path()); !put) {
+        spdlog::warn("cache: keeping {} failed: {}", file.filename, put.error().message);
+    } else if (*put == storage::put_outcome::created) {
+        spdlog::info("cache: kept {} ({} bytes) from {}", file.filename, file.size, *file.remote_url);
     }
 }
 
@@ -331,48 +364,8 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
                                   std::move(headers));
     }
 
-    const std::string etag = etag_of(file.sha256);
-    http::fields headers;
-    headers.set(http::field::etag, etag);
-    headers.set(http::field::cache_control, private_index ? immutable_private : immutable_public);
-    headers.set(http::field::accept_ranges, "bytes");
-    if (const auto if_none_match = request[http::field::if_none_match];
-        !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, etag)) {
-        http::response<http::empty_body> response{http::status::not_modified, request.version()};
-        for (const auto& field : headers) response.set(field.name_string(), field.value());
-        response.keep_alive(transport::wants_keep_alive(request));
-        return transport::outgoing_response{http::message_generator(std::move(response)), 304, 0};
-    }
-
-    // Our ETag is the file's digest, so If-Range is decided here: the remote host's validators
-    // are its own and would never match.
-    http_target::range_decision decision;
-    const auto range = request[http::field::range];
-    const auto if_range = request[http::field::if_range];
-    if (!range.empty() && (if_range.empty() || if_range == etag)) decision = http_target::decide_range(range, file.size);
-    if (decision.outcome == http_target::range_outcome::unsatisfiable) {
-        headers.set(http::field::content_range, "bytes */" + std::to_string(file.size));
-        return make_text_response(request, http::status::range_not_satisfiable,
-                                  "the requested range lies outside the file's " + std::to_string(file.size) +
-                                      " bytes",
-                                  std::move(headers));
-    }
-    const bool partial = decision.outcome == http_target::range_outcome::partial;
-    if (request.method() == http::verb::head) {  // the catalog knows all a HEAD needs
-        http::response<http::empty_body> response{partial ? http::status::partial_content : http::status::ok,
-                                                  request.version()};
-        for (const auto& field : headers) response.set(field.name_string(), field.value());
-        response.set(http::field::server, "wheelhouse");
-        response.set(http::field::content_type, octet_stream);
-        if (partial) {
-            response.set(http::field::content_range,
-                         content_range(decision.range.first, decision.range.length, file.size));
-        }
-        response.content_length(partial ? decision.range.length : file.size);
-        response.keep_alive(transport::wants_keep_alive(request));
-        const unsigned code = response.result_int();
-        return transport::outgoing_response{http::message_generator(std::move(response)), code, 0};
-    }
+    const download_answer answer(request, file.sha256, file.size, private_index);
+    if (auto done = answer.without_body()) return std::move(*done);  // the catalog knows all they need
     if (context_.remote == nullptr) {
         return make_text_response(request, http::status::bad_gateway,
                                   "this file's bytes are at " + *file.remote_url +
@@ -384,7 +377,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
     job->request = request;
     job->respond = respond;
     job->body = std::make_shared<transport::relay_body>(options_.buffer_bytes);
-    if (partial) job->range = decision.range;
+    job->range = answer.range();
     job->keep_copy = file.mode == catalog::download_mode::cache;
     job->private_index = private_index;
     if (file.fetch_url) job->github_token = context_.settings.github_token;

@@ -5,9 +5,11 @@
 //             repository's asset, with the configured token) through the server, Range passed
 //             on, the whole file's SHA-256 checked before its last bytes go out
 //   cache     as proxy, and a whole, verified copy is kept in the blob store for next time
-// Proxied transfers run a blocking http_client fetch each on one of a bounded set of threads;
-// the client's socket pulls from a bounded queue, so a slow client slows the remote host
-// instead of filling our memory. A failure after the headers ends the client's connection.
+// Proxied transfers run an http_client fetch each on one of a bounded set of threads, its body
+// read in one asynchronous loop; the client's socket pulls from a bounded queue while the next
+// bytes are read, so a slow client slows the remote host instead of filling our memory. A
+// client's hang-up cancels the fetch at once; a failure after the headers ends the client's
+// connection short of its Content-Length. Conditionals, Range and HEAD: download_answer.hpp.
 
 #include <atomic>
 #include <cstddef>

@@ -20,7 +20,8 @@ namespace {
 namespace ssl = boost::asio::ssl;
 using clock = std::chrono::steady_clock;
 
-constexpr std::size_t chunk_bytes = 64 * 1024;
+constexpr std::size_t chunk_bytes = 256 * 1024;
+constexpr std::chrono::milliseconds rearm_interval{100};
 constexpr std::uint32_t header_limit = 64 * 1024;
 
 std::string lower(std::string_view text) {
@@ -107,7 +108,17 @@ public:
         : settings_(settings), tls_(tls), request_(request), sink_(sink), on_head_(on_head),
           deadline_(sink ? clock::time_point::max() : clock::now() + settings.total_timeout), chunk_(chunk_bytes) {}
 
+    ~fetch_run() {
+        if (request_.cancellation) request_.cancellation->detach();
+    }
+    fetch_run(const fetch_run&) = delete;
+    fetch_run& operator=(const fetch_run&) = delete;
+
     result<fetch_response> run() {
+        // A cancel closes the open connection from this fetch's own thread: the pending read or
+        // connect ends at once.
+        const auto interrupt = [this] { net::post(io_, [this] { if (socket_) socket_->close(); }); };
+        if (request_.cancellation && !request_.cancellation->attach(interrupt)) return cancelled();
         for (const auto& [name, value] : request_.headers) {
             if (name.find_first_of("\r\n:") != std::string::npos || value.find_first_of("\r\n") != std::string::npos)
                 return invalid("request header '" + name + "' has a line break or colon where it may not");
@@ -149,8 +160,15 @@ private:
         return std::min(clock::now() + step, deadline_);
     }
 
+    bool is_cancelled() const { return request_.cancellation && request_.cancellation->cancelled(); }
+
+    error cancelled() const {
+        return make_error(error_kind::upstream, "the fetch of " + request_.url + " was cancelled: its reader went away");
+    }
+
     error failure(const target& t, std::string_view doing, const error_code& ec,
                   std::chrono::milliseconds step_limit, std::string_view step_setting) const {
+        if (is_cancelled()) return cancelled();
         if (ec == beast::error::timeout || ec == net::error::operation_aborted) {
             if (clock::now() >= deadline_) {
                 return make_error(error_kind::timeout, "gave up on " + request_.url + " after its total deadline of " +
@@ -194,20 +212,30 @@ private:
     result<void> connect(beast::tcp_stream& stream, const target& t) {
         auto endpoints = resolve(t);
         if (!endpoints) return endpoints.error();
+        if (is_cancelled()) return cancelled();
+        socket_ = &stream;  // until the hop ends (see socket_scope)
         stream.expires_at(deadline_after(settings_.connect_timeout));
         const auto done = wait([&](auto handler) { stream.async_connect(*endpoints, handler); });
         if (done.ec) return failure(t, "connecting to", done.ec, settings_.connect_timeout, "remote-connect-timeout");
         return {};
     }
 
+    // Forgets the hop's connection when it closes, so a late cancel finds none to close.
+    struct socket_scope {
+        beast::tcp_stream*& socket;
+        ~socket_scope() { socket = nullptr; }
+    };
+
     result<std::optional<std::string>> over_plain(const target& t) {
         beast::tcp_stream stream(io_);
+        const socket_scope scope{socket_};
         if (auto connected = connect(stream, t); !connected) return connected.error();
         return exchange(stream, t);
     }
 
     result<std::optional<std::string>> over_tls(const target& t) {
         beast::ssl_stream<beast::tcp_stream> stream(io_, tls_);
+        const socket_scope scope{socket_};
         if (!t.host_is_ip && SSL_set_tlsext_host_name(stream.native_handle(), t.host.c_str()) != 1)
             return make_error(error_kind::internal, "could not set the TLS server name " + t.host);
         stream.set_verify_callback(ssl::host_name_verification(t.host));
@@ -268,53 +296,153 @@ private:
         if (on_head_ && *on_head_) {
             if (auto accepted = (*on_head_)(response_); !accepted) return accepted.error();
         }
-        if (auto read = read_body(stream, buffer, parser, t); !read) return read.error();
+        // A streamed body of known length is read past the parser, straight into the chunk.
+        const bool counted = sink_ && declared && !parser.chunked() && !parser.is_done();
+        if (auto read = counted ? read_counted_body(stream, buffer, *declared, t) : read_body(stream, buffer, parser, t);
+            !read) {
+            return read.error();
+        }
         return std::optional<std::string>{};
     }
 
+    // The read deadline, re-armed at most every 100 ms, not once a read (each arming is a timer
+    // update): a stall is still caught, between read_timeout less 100 ms and read_timeout.
+    template <class Stream>
+    void rearm_read_deadline(Stream& stream, std::optional<clock::time_point>& armed_at) {
+        if (const auto now = clock::now(); !armed_at || now - *armed_at >= rearm_interval) {
+            beast::get_lowest_layer(stream).expires_at(deadline_after(settings_.read_timeout));
+            armed_at = now;
+        }
+    }
+
+    error closed_early(const target& t, std::uint64_t received, std::optional<std::uint64_t> declared) const {
+        return make_error(error_kind::upstream,
+                          t.host + " closed the connection after " + std::to_string(received) +
+                              (declared ? " of the " + std::to_string(*declared) + " bytes its Content-Length promised"
+                                        : " bytes, before the body was complete") +
+                              " (" + t.url + ")");
+    }
+
+    static bool is_early_close(const error_code& ec) {
+        return ec == http::error::partial_message || ec == ssl::error::stream_truncated || ec == net::error::eof ||
+               ec == net::error::connection_reset;
+    }
+
+    // A body of `length` bytes for the sink: what came with the head first, then reads from TLS
+    // straight into the chunk, one copy fewer a byte than through Beast's parser.
+    template <class Stream>
+    result<void> read_counted_body(Stream& stream, beast::flat_buffer& buffer, std::uint64_t length, const target& t) {
+        std::uint64_t received = std::min<std::uint64_t>(buffer.size(), length);
+        if (received > 0) {
+            response_.bytes_read += received;
+            const auto early = buffer.data();
+            const std::span<const char> piece(static_cast<const char*>(early.data()), static_cast<std::size_t>(received));
+            if (auto taken = (*sink_)(piece); !taken) return taken.error();
+        }
+        std::optional<result<void>> outcome;
+        std::optional<clock::time_point> armed_at;
+        std::function<void()> read_next = [&] {
+            if (received == length) {
+                outcome.emplace();
+                return;
+            }
+            if (is_cancelled()) {
+                outcome.emplace(cancelled());
+                return;
+            }
+            rearm_read_deadline(stream, armed_at);
+            const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_.size(), length - received));
+            stream.async_read_some(net::buffer(chunk_.data(), want), [&](error_code ec, std::size_t got) {
+                received += got;
+                response_.bytes_read += got;
+                if (got > 0) {
+                    if (auto taken = (*sink_)(std::span<const char>(chunk_.data(), got)); !taken) {
+                        outcome.emplace(taken.error());
+                        return;
+                    }
+                }
+                if (ec && received < length) {
+                    outcome.emplace(is_early_close(ec) ? closed_early(t, received, length)
+                                                       : failure(t, "reading the body from", ec, settings_.read_timeout,
+                                                                 "remote-read-timeout"));
+                    return;
+                }
+                read_next();
+            });
+        };
+        read_next();
+        io_.restart();
+        io_.run();
+        if (!outcome) return make_error(error_kind::internal, "the body read of " + t.url + " stopped unfinished");
+        return std::move(*outcome);
+    }
+
+    // The body arrives in one asynchronous read loop that a single io_context::run carries to its
+    // end: restarting the context for every read cost more than the reads themselves.
     template <class Stream>
     result<void> read_body(Stream& stream, beast::flat_buffer& buffer, http::response_parser<http::buffer_body>& parser,
                            const target& t) {
-        auto& socket = beast::get_lowest_layer(stream);
+        std::optional<result<void>> outcome;
         std::uint64_t received = 0;
-        while (!parser.is_done()) {
+        std::optional<clock::time_point> armed_at;
+        std::function<void()> read_next = [&] {
+            if (parser.is_done()) {
+                outcome.emplace();
+                return;
+            }
+            if (is_cancelled()) {
+                outcome.emplace(cancelled());
+                return;
+            }
             auto& body = parser.get().body();
             body.data = chunk_.data();
             body.size = chunk_.size();
-            socket.expires_at(deadline_after(settings_.read_timeout));
-            auto got = wait([&](auto handler) { http::async_read_some(stream, buffer, parser, handler); });
-            if (got.ec == http::error::need_buffer) got.ec = {};
-            const std::size_t filled = chunk_.size() - parser.get().body().size;
-            if (got.ec == ssl::error::stream_truncated && parser.need_eof()) {
-                // A body that ends at the close: the peer closed without TLS's goodbye.
-                error_code eof_ec;
-                parser.put_eof(eof_ec);
-                got.ec = eof_ec;
-            }
-            if (got.ec) {
-                if (got.ec == http::error::partial_message || got.ec == ssl::error::stream_truncated ||
-                    got.ec == net::error::eof || got.ec == net::error::connection_reset) {
-                    const auto declared = parser.content_length();
-                    return make_error(error_kind::upstream,
-                                      t.host + " closed the connection after " + std::to_string(received + filled) +
-                                          (declared ? " of the " + std::to_string(*declared) + " bytes its Content-Length promised"
-                                                    : " bytes, before the body was complete") +
-                                          " (" + t.url + ")");
+            rearm_read_deadline(stream, armed_at);
+            http::async_read_some(stream, buffer, parser, [&](error_code ec, std::size_t) {
+                if (auto done = take_body_bytes(ec, parser, t, received); done) {
+                    outcome.emplace(std::move(*done));
+                    return;
                 }
-                return failure(t, "reading the body from", got.ec, settings_.read_timeout, "remote-read-timeout");
-            }
-            if (filled == 0) continue;
-            received += filled;
-            response_.bytes_read += filled;
-            const std::span<const char> piece(chunk_.data(), filled);
-            if (sink_) {
-                if (auto taken = (*sink_)(piece); !taken) return taken.error();
-            } else {
-                if (response_.body.size() + filled > request_.max_body) return too_large(t, response_.body.size() + filled);
-                response_.body.append(piece.data(), piece.size());
-            }
+                read_next();
+            });
+        };
+        read_next();
+        io_.restart();
+        io_.run();
+        if (!outcome) return make_error(error_kind::internal, "the body read of " + t.url + " stopped unfinished");
+        return std::move(*outcome);
+    }
+
+    // Hands one read's bytes to the sink (or the collected body). A value ends the read loop.
+    std::optional<result<void>> take_body_bytes(error_code ec, http::response_parser<http::buffer_body>& parser,
+                                                const target& t, std::uint64_t& received) {
+        if (ec == http::error::need_buffer) ec = {};
+        const std::size_t filled = chunk_.size() - parser.get().body().size;
+        if (ec == ssl::error::stream_truncated && parser.need_eof()) {
+            // A body that ends at the close: the peer closed without TLS's goodbye.
+            error_code eof_ec;
+            parser.put_eof(eof_ec);
+            ec = eof_ec;
         }
-        return {};
+        if (ec) {
+            if (is_early_close(ec)) {
+                const auto declared = parser.content_length();
+                return closed_early(t, received + filled,
+                                    declared ? std::optional<std::uint64_t>(*declared) : std::nullopt);
+            }
+            return failure(t, "reading the body from", ec, settings_.read_timeout, "remote-read-timeout");
+        }
+        if (filled == 0) return std::nullopt;
+        received += filled;
+        response_.bytes_read += filled;
+        const std::span<const char> piece(chunk_.data(), filled);
+        if (sink_) {
+            if (auto taken = (*sink_)(piece); !taken) return taken.error();
+        } else {
+            if (response_.body.size() + filled > request_.max_body) return too_large(t, response_.body.size() + filled);
+            response_.body.append(piece.data(), piece.size());
+        }
+        return std::nullopt;
     }
 
     error too_large(const target& t, std::uint64_t size) const {
@@ -330,6 +458,7 @@ private:
     const head_callback* on_head_;  // null or empty: no one to tell
     const clock::time_point deadline_;  // max() for a streamed body: it has no total deadline
     net::io_context io_{1};
+    beast::tcp_stream* socket_ = nullptr;  // the hop's connection, for a cancel to close
     std::vector<char> chunk_;
     std::string first_host_;
     fetch_response response_;
@@ -342,6 +471,29 @@ std::string_view fetch_response::header(std::string_view lower_case_name) const 
         if (name == lower_case_name) return value;
     }
     return {};
+}
+
+void fetch_cancellation::cancel() {
+    std::lock_guard lock(mutex_);
+    cancelled_ = true;
+    if (interrupt_) std::exchange(interrupt_, nullptr)();
+}
+
+bool fetch_cancellation::cancelled() const {
+    std::lock_guard lock(mutex_);
+    return cancelled_;
+}
+
+bool fetch_cancellation::attach(std::function<void()> interrupt) {
+    std::lock_guard lock(mutex_);
+    if (cancelled_) return false;
+    interrupt_ = std::move(interrupt);
+    return true;
+}
+
+void fetch_cancellation::detach() {
+    std::lock_guard lock(mutex_);
+    interrupt_ = nullptr;
 }
 
 struct http_client::impl {

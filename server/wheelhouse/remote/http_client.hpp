@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,11 +34,31 @@ struct client_settings {
 
 using header_list = std::vector<std::pair<std::string, std::string>>;
 
+// Stops a fetch from another thread: its pending connect or read ends at once (a proxy whose
+// client hung up must not keep reading from the remote host until a deadline).
+// Thread safety: cancel() and cancelled() from any thread; attach()/detach() by the fetch only.
+class fetch_cancellation {
+public:
+    void cancel();
+    bool cancelled() const;
+
+    // The fetch's way to interrupt itself, called (under a lock) by cancel(); false when
+    // cancel() came first.
+    bool attach(std::function<void()> interrupt);
+    void detach();
+
+private:
+    mutable std::mutex mutex_;
+    bool cancelled_ = false;
+    std::function<void()> interrupt_;
+};
+
 struct fetch_request {
     std::string url;
     header_list headers;                      // e.g. Range, Accept, Authorization
     std::uint64_t max_body = 16ull << 20;     // a longer body fails as too_large
     bool follow_redirects = true;
+    std::shared_ptr<fetch_cancellation> cancellation;  // null: runs to its end or a deadline
 };
 
 struct fetch_response {
@@ -61,7 +82,7 @@ using head_callback = std::function<result<void>(const fetch_response&)>;
 // each call blocks its thread (run it on a worker or a command line, never an I/O thread).
 // Errors: error_kind::invalid for a URL that is malformed or off the policy (or a name that
 // resolves to a refused address), error_kind::upstream for a connection, TLS, redirect or
-// protocol failure (a body shorter than its Content-Length included), error_kind::timeout past
+// protocol failure (a body shorter than its Content-Length included, a cancelled fetch), error_kind::timeout past
 // a connect, read or (fetch() only) total deadline, error_kind::too_large past max_body. A
 // status >= 400 is not an error: the caller decides. Authorization headers go only to the first
 // URL's host.

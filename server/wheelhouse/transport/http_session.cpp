@@ -462,6 +462,7 @@ void http_session::respond_and_close(http::status status, std::string message) {
 
 void http_session::do_write(outgoing_response response) {
     response_.emplace(std::move(response));
+    peer_sent_more_ = false;
     const bool keep_alive = response_->message ? response_->message->keep_alive() : response_->prepared.keep_alive;
     if (!keep_alive || draining_) close_after_response_ = true;
     if (!response_->message) return do_write_prepared();
@@ -594,14 +595,38 @@ void http_session::wait_for_stream() {
     // dropped with its context breaks no cycle); it fires early when the producer wakes us.
     stream_wait_.expires_after(limits_.write_timeout);
     stream_wait_.async_wait(guarded([this](error_code ec) {
-        if (ec == net::error::operation_aborted) return do_write_stream();
+        if (ec == net::error::operation_aborted) {
+            error_code ignored;
+            stream_.socket().cancel(ignored);  // ends watch_for_hang_up's wait
+            return do_write_stream();
+        }
         spdlog::warn("{} {} {}: no body bytes for {} s; closing", peer_, log_method_, log_target_,
                      std::chrono::duration_cast<std::chrono::seconds>(limits_.write_timeout).count());
         abort_response();
     }));
+    watch_for_hang_up();
     response_->stream->on_ready([weak = weak_from_this()] {
         if (auto self = weak.lock()) net::post(self->stream_.get_executor(), [self] { self->stream_wait_.cancel(); });
     });
+}
+
+void http_session::watch_for_hang_up() {
+    // A client that leaves while the body's producer has nothing for it is noticed now, not at
+    // the next write, so the producer (a fetch from a silent remote host) stops at once.
+    if (peer_sent_more_) return;
+    stream_.socket().async_wait(tcp::socket::wait_read, guarded([this](error_code ec) {
+        if (ec || !response_ || !response_->stream) return;  // the body woke first
+        char byte = 0;
+        const auto peeked = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (peeked > 0) {
+            peer_sent_more_ = true;  // a pipelined request, read after this response
+            return;
+        }
+        if (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+        spdlog::debug("{} {} {}: the client hung up during the body", peer_, log_method_, log_target_);
+        response_->stream->cancel();  // next() now says failed: the stream's wait ends the response
+        stream_wait_.cancel();
+    }));
 }
 
 void http_session::abort_response() {

@@ -73,6 +73,7 @@ private:
     void after_prepared_head();
     void do_write_stream();
     void wait_for_stream();
+    void watch_for_hang_up();
     void do_send_file();
     void wait_to_send_file();
     void abort_response();
@@ -131,6 +132,7 @@ private:
     bool waiting_for_request_ = false;
     bool draining_ = false;
     bool closed_ = false;
+    bool peer_sent_more_ = false;  // readable during this response: no longer a sign of a hang-up
     bool contained_ = false;
     std::string log_method_;
     std::string log_target_;

@@ -1,0 +1,76 @@
+#include "wheelhouse/app/download_answer.hpp"
+
+#include "wheelhouse/transport/responses.hpp"
+
+namespace wheelhouse::app {
+namespace {
+
+// A private index's answers must not be kept by shared caches (RFC 9111 §3.5: "public" would
+// let an nginx cache hand them to clients without a token).
+constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
+constexpr std::string_view immutable_private = "max-age=31536000, private, immutable";
+constexpr std::string_view octet_stream = "application/octet-stream";
+constexpr std::string_view server_name = "wheelhouse";
+
+}  // namespace
+
+download_answer::download_answer(const http::request_header<>& request, std::string_view sha256_hex,
+                                 std::uint64_t size, bool private_index)
+    : request_(request), etag_("\"" + std::string(sha256_hex) + "\""), size_(size), private_index_(private_index) {
+    const auto range = request[http::field::range];
+    const auto if_range = request[http::field::if_range];
+    // If-Range with another validator means the client's partial copy is stale: send it all.
+    if (!range.empty() && (if_range.empty() || if_range == etag_)) {
+        decision_ = http_conditional::decide_range(range, size);
+    }
+}
+
+std::optional<http_conditional::byte_range> download_answer::range() const {
+    if (decision_.outcome != http_conditional::range_outcome::partial) return std::nullopt;
+    return decision_.range;
+}
+
+std::optional<transport::outgoing_response> download_answer::without_body() const {
+    if (const auto if_none_match = request_[http::field::if_none_match];
+        !if_none_match.empty() && http_conditional::if_none_match_matches(if_none_match, etag_)) {
+        auto response = head(false);
+        response.result(http::status::not_modified);
+        response.erase(http::field::content_type);
+        response.erase(http::field::content_length);
+        return transport::outgoing_response{http::message_generator(std::move(response)), 304, 0};
+    }
+    if (decision_.outcome == http_conditional::range_outcome::unsatisfiable) {
+        auto headers = validator_fields();
+        headers.set(http::field::content_range, "bytes */" + std::to_string(size_));
+        return transport::make_text_response(
+            request_, http::status::range_not_satisfiable,
+            "the requested range lies outside the file's " + std::to_string(size_) + " bytes", std::move(headers));
+    }
+    if (request_.method() != http::verb::head) return std::nullopt;
+    auto response = head(range().has_value());
+    const unsigned code = response.result_int();
+    return transport::outgoing_response{http::message_generator(std::move(response)), code, 0};
+}
+
+http::fields download_answer::validator_fields() const {
+    http::fields fields;
+    fields.set(http::field::etag, etag_);
+    fields.set(http::field::cache_control, private_index_ ? immutable_private : immutable_public);
+    fields.set(http::field::accept_ranges, "bytes");
+    return fields;
+}
+
+http::response<http::empty_body> download_answer::head(bool partial) const {
+    const auto part = partial ? range() : std::nullopt;
+    http::response<http::empty_body> response{part ? http::status::partial_content : http::status::ok,
+                                              request_.version()};
+    response.set(http::field::server, server_name);
+    response.set(http::field::content_type, octet_stream);
+    for (const auto& field : validator_fields()) response.set(field.name(), field.value());
+    if (part) response.set(http::field::content_range, http_conditional::content_range(*part, size_));
+    response.content_length(part ? part->length : size_);
+    response.keep_alive(transport::wants_keep_alive(request_));
+    return response;
+}
+
+}  // namespace wheelhouse::app
