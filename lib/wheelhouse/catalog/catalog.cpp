@@ -18,7 +18,7 @@ constexpr std::string_view select_files =
     "f.platform_tag, f.build_tag, f.cuda, f.sm, f.torch, f.torch_and_higher, f.cxx11abi, f.rocm, f.cpu, f.xpu, "
     "f.git_hash, f.build_date, f.variant_unparsed, f.sha256, f.size, f.requires_python, f.summary, "
     "f.upload_time_ms, f.yanked_reason, f.download_mode, f.remote_url, f.metadata_sha256, f.metadata_size, "
-    "f.uploaded_by, f.fetch_url FROM files f JOIN projects p ON p.id = f.project_id ";
+    "f.uploaded_by, f.fetch_url, f.packagetype FROM files f JOIN projects p ON p.id = f.project_id ";
 
 const std::string file_by_name = std::string(select_files) + "WHERE f.filename = ?1";
 const std::string file_by_sha256_and_name = std::string(select_files) + "WHERE f.filename = ?1 AND f.sha256 = ?2";
@@ -82,6 +82,7 @@ file_record read_file_row(const sqlite::statement& row) {
     file.metadata_size = static_cast<std::uint64_t>(row.column_int64(30));
     file.uploaded_by = row.column_optional_text(31);
     file.fetch_url = row.column_optional_text(32);
+    file.type = parse_package_type(row.column_text(33)).value_or(package_type::wheel);
     return file;
 }
 
@@ -134,9 +135,9 @@ result<void> insert_file(sqlite::connection& db, std::int64_t project_id, const 
         "INSERT INTO files (project_id, filename, version, normalized_version, local_label, python_tag, abi_tag, "
         "platform_tag, build_tag, cuda, sm, torch, torch_and_higher, cxx11abi, rocm, cpu, xpu, git_hash, build_date, "
         "variant_unparsed, sha256, size, requires_python, summary, upload_time_ms, yanked_reason, download_mode, "
-        "remote_url, metadata_sha256, metadata_size, uploaded_by, fetch_url) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+        "remote_url, metadata_sha256, metadata_size, uploaded_by, fetch_url, packagetype) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
         "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, "
-        "?31, ?32)");
+        "?31, ?32, ?33)");
     if (!insert) return insert.error();
     auto& statement = **insert;
     const auto& variant = file.variant;
@@ -171,7 +172,8 @@ result<void> insert_file(sqlite::connection& db, std::int64_t project_id, const 
         .bind_text(29, file.metadata_sha256)
         .bind_int64(30, static_cast<std::int64_t>(file.metadata_size))
         .bind_optional_text(31, file.uploaded_by)
-        .bind_optional_text(32, file.fetch_url);
+        .bind_optional_text(32, file.fetch_url)
+        .bind_text(33, to_string(file.type));
     return statement.run();
 }
 

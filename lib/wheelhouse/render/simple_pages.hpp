@@ -33,11 +33,12 @@ std::string project_list_html(std::span<const project_listing> projects);
 std::string project_list_json(std::span<const project_listing> projects);
 
 // `files` in any order; pages list them by version (PEP 440) then filename. A quarantined
-// project lists no files (PEP 792).
+// project lists no files (PEP 792). A `note` for people (left_out_note) goes in a <p> before the
+// links, and in JSON as "_note" (the index's own key, PEP 691).
 std::string project_page_html(const catalog::project_record& project, std::span<const catalog::file_record> files,
-                              const link_options& links);
+                              const link_options& links, std::string_view note = {});
 std::string project_page_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
-                              const link_options& links);
+                              const link_options& links, std::string_view note = {});
 
 std::string_view status_name(catalog::project_status status) noexcept;
 

@@ -121,11 +121,14 @@ result<void> write_project(site_writer& writer, const storage::blob_store& store
     }
     for (const auto& tree : trees) {
         const auto shown = render::index_files(files, tree.selector);
+        const auto note = render::left_out_note(files, shown, project.name);
         const auto folder = tree.folder / project.name;
-        if (auto written = writer.write_page(folder, "index.html", render::project_page_html(project, shown, links));
+        if (auto written =
+                writer.write_page(folder, "index.html", render::project_page_html(project, shown, links, note));
             !written)
             return written;
-        if (auto written = writer.write_page(folder, "index.json", render::project_page_json(project, shown, links));
+        if (auto written =
+                writer.write_page(folder, "index.json", render::project_page_json(project, shown, links, note));
             !written)
             return written;
     }
