@@ -96,6 +96,12 @@ result<sdist_filename> parse_sdist_filename(std::string_view filename) {
                     "no '-' in it separates a valid project name from a PEP 440 version");
     }
     const auto canonical = canonical_sdist_filename(split->name, split->version);
+    if (canonical.size() > longest_filename) {  // normalising can lengthen a version: "1r" is "1.post0"
+        return fail(filename, "shorten the name or version: written as PEP 625 says, the name would be " +
+                                  std::to_string(canonical.size()) + " bytes; at most " +
+                                  std::to_string(longest_filename) + " are allowed",
+                    "the PEP 625 spelling is " + canonical);
+    }
     if (canonical != filename) {
         const std::string reason = "rename it to " + canonical +
                                    ": PEP 625 writes the name lower case with '_' and the version normalised";
