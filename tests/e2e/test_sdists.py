@@ -139,7 +139,7 @@ def test_poetry_publish_build_uploads_wheel_and_sdist(index, tmp_path):
         ("poetrydemo-0.1.0-py3-none-any.whl", "bdist_wheel"), ("poetrydemo-0.1.0.tar.gz", "sdist")]
 
 
-def test_a_variant_index_never_offers_the_sdist_of_a_project_with_variant_builds(index, tmp_path, pip):
+def test_a_variant_index_never_offers_the_sdist_of_a_project_with_variant_builds(index, tmp_path, pip, wheelhouse_bin):
     server, data, token, _ = index
     wheels = tmp_path / "wheels"
     kernels_wheel = build_wheel(wheels, "kernels", "1.0+cu128torch2.8")
@@ -167,6 +167,17 @@ def test_a_variant_index_never_offers_the_sdist_of_a_project_with_variant_builds
     assert "hellosdist-1.0.tar.gz" in plain and "leaves out" not in plain
     pip("download", "--no-deps", "--no-binary", ":all:", "--index-url", f"{server.url}variants/cu130/simple/", "-d",
         str(tmp_path / "plain"), "hellosdist")
+
+    # The static export publishes the same pages: the sdist in /simple/, not in the variant index.
+    site = tmp_path / "site"
+    exported = subprocess.run([str(wheelhouse_bin), "export", "--data", str(data), "--out", str(site), "--base-url",
+                               "/", "--variant", "cu128"], capture_output=True, text=True, timeout=120)
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    sha256 = hashlib.sha256(kernels_sdist).hexdigest()
+    assert (site / "files" / sha256 / "kernels-1.0.tar.gz").read_bytes() == kernels_sdist
+    assert f"/files/{sha256}/kernels-1.0.tar.gz#sha256={sha256}" in (site / "simple/kernels/index.html").read_text()
+    variant_page = (site / "variants/cu128/simple/kernels/index.html").read_text()
+    assert "kernels-1.0.tar.gz" not in variant_page and "leaves out the sdists of kernels" in variant_page
 
     matrix = json.loads(get(server.url + "api/v1/projects/kernels/variants", "application/json"))
     builds = {build["filename"]: build for build in matrix["versions"][0]["builds"]}
