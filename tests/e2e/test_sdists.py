@@ -255,6 +255,20 @@ def test_ingest_and_inspect_take_sdists(wheelhouse_bin, tmp_path):
     assert ingested.returncode == 0, ingested.stdout + ingested.stderr
     assert [(name, kind) for name, kind, _, _ in files(data)] == [
         ("demo-1.0-py3-none-any.whl", "bdist_wheel"), ("demo-1.0.tar.gz", "sdist")]
+    # A static PKG-INFO (2.2) is kept as core metadata; fsck finds the store as the rows say.
+    static = tmp_path / "static"
+    static.mkdir()
+    (static / "demo-2.0.tar.gz").write_bytes(
+        sdist_bytes("demo", "2.0", pkg_info="Metadata-Version: 2.2\nName: demo\nVersion: 2.0\n\n"))
+    assert subprocess.run([str(wheelhouse_bin), "ingest", "--data", str(data), str(static)], capture_output=True,
+                          timeout=120).returncode == 0
+    checked = subprocess.run([str(wheelhouse_bin), "fsck", "--data", str(data)], capture_output=True, text=True,
+                             timeout=120)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    static_sha256 = hashlib.sha256((static / "demo-2.0.tar.gz").read_bytes()).hexdigest()
+    old_sha256 = hashlib.sha256((folder / "demo-1.0.tar.gz").read_bytes()).hexdigest()
+    kept = {path.name for path in (data / "blobs").rglob("*.metadata")}
+    assert f"{static_sha256}.metadata" in kept and f"{old_sha256}.metadata" not in kept
     inspected = subprocess.run([str(wheelhouse_bin), "inspect", "dist/demo-1.0.tar.gz", "Demo-1.0.tar.gz"],
                                capture_output=True, text=True, timeout=30)
     assert inspected.returncode == 1
