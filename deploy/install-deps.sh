@@ -11,19 +11,20 @@ export DEBIAN_FRONTEND=noninteractive
 build=(
   build-essential cmake ninja-build ccache pkg-config git
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-  libsqlite3-dev libzip-dev libssl-dev libspdlog-dev
+  libsqlite3-dev libzip-dev zlib1g-dev libssl-dev libspdlog-dev
   libcli11-dev libtomlplusplus-dev catch2 libbenchmark-dev
 )
 test=(
   python3 python3-pip python3-packaging python3-pytest python3-wheel twine curl zip unzip
   python3-poetry python3-pdm pipenv  # tests/e2e/test_clients.py: the README's client commands
+  python3-build  # tests/e2e/test_sdists.py: python3 -m build makes the sdist and wheel twine uploads
   python3-jsonschema  # tests/e2e/test_pep825_variants.py: the PEP 825 appendix's JSON schema
   nginx-light wrk chromium sqlite3 openssl ca-certificates procps prometheus strace util-linux
   clang-14 libclang-rt-14-dev  # the fuzz preset: clang 14 and its libFuzzer
 )
 # What `ldd wheelhouse` names, by package; keep in step with CMakeLists.txt's find_package list.
 runtime=(
-  libboost-json1.81.0 libboost-url1.81.0 libsqlite3-0 libzip4 libspdlog1.10 libfmt9 libssl3
+  libboost-json1.81.0 libboost-url1.81.0 libsqlite3-0 libzip4 zlib1g libspdlog1.10 libfmt9 libssl3
   libtomlplusplus3 ca-certificates curl
 )
 wanted=()

@@ -13,6 +13,7 @@ import io
 import pathlib
 import struct
 import sys
+import tarfile
 import tempfile
 import zipfile
 
@@ -118,6 +119,40 @@ def wheels() -> list[bytes]:
     return out
 
 
+def sdist_filenames() -> list[str]:
+    return ["flash_attn-2.8.3.tar.gz", "Flask-2.0.tar.gz", "flash-attn-2.8.3.tar.gz", "foo-1.0-post1.tar.gz",
+            "torch-2.10.0+cu130.tar.gz", "demo-1!2.0rc1.post2.dev3.tar.gz", "demo-1.0.zip", "demo-V1.0.TAR.GZ",
+            "zope.interface-7.0.tar.gz", "a-1.tar.gz"]
+
+
+def sdist_tars() -> list[bytes]:
+    """Uncompressed tar streams, as the harness gzips them: ustar, pax and GNU long names, links."""
+    def tar(entries, fmt) -> bytes:
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w", format=fmt) as archive:
+            for name, kind, data in entries:
+                info = tarfile.TarInfo(name)
+                info.type = kind
+                if kind == tarfile.SYMTYPE or kind == tarfile.LNKTYPE:
+                    info.linkname = data.decode()
+                    archive.addfile(info)
+                elif kind == tarfile.DIRTYPE:
+                    archive.addfile(info)
+                else:
+                    info.size = len(data)
+                    archive.addfile(info, io.BytesIO(data))
+        return out.getvalue()
+    pkg_info = b"Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nSummary: seed\n\n"
+    base = [("demo-1.0", tarfile.DIRTYPE, b""), ("demo-1.0/PKG-INFO", tarfile.REGTYPE, pkg_info),
+            ("demo-1.0/setup.py", tarfile.REGTYPE, b"from setuptools import setup\nsetup()\n")]
+    deep = "demo-1.0/" + "d" * 120 + "/module.py"
+    links = [("demo-1.0/alias.py", tarfile.SYMTYPE, b"setup.py"),
+             ("demo-1.0/copy.py", tarfile.LNKTYPE, b"demo-1.0/setup.py")]
+    return [tar(base, tarfile.USTAR_FORMAT), tar(base + [(deep, tarfile.REGTYPE, b"x = 1\n")], tarfile.PAX_FORMAT),
+            tar(base + [(deep, tarfile.REGTYPE, b"x = 1\n")] + links, tarfile.GNU_FORMAT),
+            tar(base + [("demo-1.0/evil", tarfile.SYMTYPE, b"../../etc/passwd")], tarfile.USTAR_FORMAT)]
+
+
 def zip_ranges() -> list[bytes]:
     plans = [b"\x02\x01\x00\x00\x00\x10\x00\x00\x00\x20\x00\x10", b"\x00\x00\x00\x05\x00\x09\x01\x00\x00\xff\xff",
              b"\x10\x03\x00\x00\x00\x40"]
@@ -208,6 +243,8 @@ def corpora() -> dict[str, list[str | bytes]]:
         "record_fuzz": records(),
         "multipart_parser_fuzz": multipart(),
         "wheel_archive_fuzz": wheels(),
+        "pep625_sdist_filename_fuzz": sdist_filenames(),
+        "sdist_archive_fuzz": sdist_tars(),
         "zip_range_reader_fuzz": zip_ranges(),
         "request_target_fuzz": targets(),
         "http_conditional_fuzz": conditionals(),

@@ -27,8 +27,9 @@ export async function showFile(target, filename, stillCurrent) {
       el('dt', null, 'Bytes'), el('dd', {id: 'file-location'}, where.mode, ': ',
         safeLink(where.url),
         where.remote_url ? [' from ', safeLink(where.remote_url, {rel: 'noreferrer'})] : null),
-      el('dt', null, 'Tags'), el('dd', null, `${file.python_tag}-${file.abi_tag}-${file.platform_tag}`,
-        file.build_tag ? ` (build ${file.build_tag})` : ''),
+      el('dt', null, 'Tags'), el('dd', {id: 'file-tags'}, file.packagetype === 'sdist'
+        ? 'sdist (source: built on the installing machine)'
+        : [`${file.python_tag}-${file.abi_tag}-${file.platform_tag}`, file.build_tag ? ` (build ${file.build_tag})` : '']),
       el('dt', null, 'Variant'), el('dd', {id: 'file-variant'}, variantEntries.length === 0 ? 'none'
         : el('ul', {class: 'inline-list'}, variantEntries.map(([key, value]) =>
           el('li', null, el('span', {class: 'muted'}, `${key} `), Array.isArray(value) ? value.join(', ') : String(value))))),
@@ -44,7 +45,9 @@ export async function showFile(target, filename, stillCurrent) {
       downloadChart(lastDays(file.downloads.days))),
     el('section', null,
       el('h2', null, 'METADATA'),
-      file.metadata.text === null ? el('p', {class: 'muted'}, 'Not kept for this file.')
+      file.metadata.text === null ? el('p', {class: 'muted'}, file.packagetype === 'sdist'
+        ? 'Not served: its PKG-INFO is older than Metadata-Version 2.2 or names Dynamic fields (PEP 643).'
+        : 'Not kept for this file.')
         : el('pre', {class: 'metadata', id: 'file-metadata'}, file.metadata.text)),
     el('section', null,
       el('h2', null, 'History'),

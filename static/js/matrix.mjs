@@ -42,13 +42,19 @@ function compareKeys(a, b) {
 }
 
 // {rows: ['cp312', ...], columns: [{label, selectors: ['cu130-torch2.10-sm89'], pep825}],
-//  cells: Map('row\u0000label' -> [build])}. A column's selectors are its builds' first
-// (most specific) selectors, each once: the variant index that column answers.
+//  cells: Map('row\u0000label' -> [build]), sdists: [build]}. A column's selectors are its
+// builds' first (most specific) selectors, each once: the variant index that column answers.
+// Source distributions have no Python or family: they are listed apart, in `sdists`.
 export function layoutMatrix(builds) {
   const rows = new Set();
   const columns = new Map();
   const cells = new Map();
+  const sdists = [];
   for (const build of builds) {
+    if (build.packagetype === 'sdist') {
+      sdists.push(build);
+      continue;
+    }
     const row = pythonLabel(build);
     const label = familyLabel(build);
     rows.add(row);
@@ -68,6 +74,7 @@ export function layoutMatrix(builds) {
     columns: [...columns.values()].sort((a, b) => compareKeys(a.key, b.key))
       .map(({label, selectors, pep825}) => ({label, selectors: selectors.sort(naturalCompare), pep825})),
     cells,
+    sdists,
   };
 }
 

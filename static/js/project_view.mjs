@@ -37,7 +37,7 @@ export async function showProject(target, name, stillCurrent) {
 }
 
 function releaseSection(project, release, install) {
-  const {rows, columns, cells} = layoutMatrix(release.builds);
+  const {rows, columns, cells, sdists} = layoutMatrix(release.builds);
   const table = el('table', {class: 'matrix', dataset: {version: release.version}},
     el('thead', null, el('tr', null, el('th', {scope: 'col'}, 'Python'),
       columns.map((column) => columnHead(project, column)))),
@@ -54,7 +54,23 @@ function releaseSection(project, release, install) {
       })))));
   return el('section', {class: 'release'},
     el('h2', null, release.version, el('span', {class: 'muted small'}, ` ${release.builds.length} ${release.builds.length === 1 ? 'file' : 'files'}`)),
-    el('div', {class: 'table-wrap'}, table));
+    sdistLine(sdists, columns),
+    columns.length > 0 ? el('div', {class: 'table-wrap'}, table) : null);
+}
+
+// A release's sdists, apart from the matrix: they have no Python or variant. The variant indexes
+// of a project whose builds carry a variant leave them out, so pip never compiles one there.
+function sdistLine(sdists, columns) {
+  if (sdists.length === 0) return null;
+  const variants = columns.some((column) => column.selectors.length > 0);
+  return el('p', {class: 'sdists', dataset: {packagetype: 'sdist'}},
+    el('span', {class: 'family'}, 'sdist'), ' ',
+    sdists.map((build) => el('span', {class: build.yanked === false ? 'build' : 'build yanked'},
+      el('a', {href: `#/file/${enc(build.filename)}`}, build.filename),
+      build.yanked === false ? null : el('span', {class: 'badge'}, 'yanked'), ' ')),
+    el('span', {class: 'selector muted'},
+      variants ? 'in /simple/ only: the variant indexes leave it out, so pip never compiles it where no build fits'
+        : 'in every index'));
 }
 
 // A column's family and, beneath it, the variant index that serves it: one look answers "which

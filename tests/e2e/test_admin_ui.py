@@ -16,6 +16,7 @@ import time
 import pytest
 
 from conftest import ingest
+from test_sdists import sdist_bytes
 from wheelbuilder import build_wheel
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -73,6 +74,9 @@ def catalog(tmp_path_factory, wheelhouse_bin):
         # METADATA says "flash-attn": pip 23.0 compares Name unnormalised with the requirement.
         build_wheel(farm, "flash-attn", version, filename.split("-", 2)[2].removesuffix(".whl"),
                     summary="Flash attention kernels", requires_python=">=3.9")
+    (farm / "flash_attn-2.8.3.tar.gz").write_bytes(sdist_bytes("flash_attn", "2.8.3", pkg_info=(
+        "Metadata-Version: 2.1\nName: flash-attn\nVersion: 2.8.3\nSummary: Flash attention kernels\n"
+        "Requires-Python: >=3.9\n\n")))
     build_wheel(farm, "demo-kernels", "1.0", summary="Demo kernels")
     build_wheel(farm, "demo-kernels", "1.1", summary="Demo kernels")
     build_wheel(farm, "stale-demo", "0.1", summary="Deleted behind the page's back")
@@ -144,6 +148,11 @@ def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, c
         "cu130 · torch2.10 · sm120": ["/variants/cu130-torch2.10-sm120/simple/flash-attn/"],
     }
     assert seen["older_matrix"] == {"cp312": {"cu128 · torch2.8": [FLASH["older"]], "no variant": [FLASH["windows"]]}}
+    # The sdist is on a line of its own, in no column, marked as left out of the variant indexes.
+    assert seen["sdist_lines"] == [
+        ["2.8.3", "sdist flash_attn-2.8.3.tar.gz in /simple/ only: the variant indexes leave it out, so pip never "
+                  "compiles it where no build fits"],
+        ["2.7.4", None]]
     assert seen["older_heads"] == {"cu128 · torch2.8": ["/variants/cu128-torch2.8/simple/flash-attn/"],
                                    "no variant": ["in every index"]}
     # Each head's index lists the builds of its column; a build without a variant is in each.

@@ -99,7 +99,7 @@ def test_a_tree_is_ingested_then_rerunning_changes_nothing(wheelhouse, farm, tmp
     assert summary_count(first.stdout, "added") == len(wheels)
     assert summary_count(first.stdout, "identical") == 0
     assert summary_count(first.stdout, "rejected") == 0
-    assert "1 file without the .whl extension ignored" in first.stdout
+    assert "1 file without the .whl or .tar.gz extension ignored" in first.stdout
 
     rows = catalog_rows(data)
     assert [row[1] for row in rows] == sorted(wheel.name for wheel in wheels)

@@ -20,7 +20,8 @@ from tables import read_table, row_id
 
 packaging = pytest.importorskip("packaging")
 from packaging.tags import Tag  # noqa: E402
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename  # noqa: E402
+from packaging.utils import (InvalidSdistFilename, InvalidWheelFilename, canonicalize_name,  # noqa: E402
+                             parse_sdist_filename, parse_wheel_filename)
 from packaging.version import InvalidVersion, Version  # noqa: E402
 
 WHEELS = read_table("wheel_filenames.tsv")
@@ -70,9 +71,31 @@ def packaging_verdict(filename: str):
         return None
 
 
+def looks_like_sdist(filename: str) -> bool:
+    """The names inspect judges by the sdist rules (PEP 625), as the index does on upload."""
+    return filename.lower().endswith((".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar"))
+
+
+def assert_sdist_agrees_with_packaging(report: dict) -> None:
+    """What inspect takes as an sdist, packaging takes too, as the same project and version;
+    inspect refuses the legacy spellings packaging takes (tests/e2e/test_sdists.py)."""
+    try:
+        name, version = parse_sdist_filename(report["filename"])
+    except (InvalidSdistFilename, InvalidVersion):
+        name = version = None
+    if "error" in report:
+        return
+    assert name is not None, "wheelhouse takes an sdist name packaging refuses"
+    assert report["packagetype"] == "sdist"
+    assert report["normalized_name"] == name
+    assert report["normalized_version"] == str(version)
+
+
 def assert_agrees_with_packaging(report: dict) -> None:
     """The report of one inspected filename says what packaging says of it."""
     filename = report["filename"]
+    if looks_like_sdist(filename):
+        return assert_sdist_agrees_with_packaging(report)
     parsed = packaging_verdict(filename)
     if "error" in report:
         assert parsed is None or filename in STRICTER, (
@@ -117,6 +140,9 @@ def test_refused_filename_agrees_with_packaging(row: dict[str, str], inspected: 
         # A path as `dist/*.whl` gives it: the last part is the filename inspected.
         assert report["path"] == given
         assert report["filename"] == posixpath.basename(given)
+    elif looks_like_sdist(given):
+        assert "path" not in report
+        assert report["filename"] == given
     else:
         assert "path" not in report
         assert report["filename"] == given

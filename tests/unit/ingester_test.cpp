@@ -10,6 +10,7 @@
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/sqlite/connection.hpp"
+#include "tar_builder.hpp"
 #include "zip_builder.hpp"
 
 using namespace wheelhouse;
@@ -463,4 +464,70 @@ TEST_CASE("ingester: the outcome is told after the commit, once, with nothing of
     CHECK(data.rows() == 1);  // readable by another connection: committed
     data.ingester.finish_commits();
     CHECK(calls == 1);
+}
+
+TEST_CASE("ingester: an sdist becomes a row without tags or variant, beside its project's wheels", "[ingester][sdist]") {
+    data_dir data;
+    const auto wheel = data.ingest(build_wheel(flash_attn_spec()), flash_attn_filename);
+    REQUIRE(wheel);
+    const auto bytes = build_sdist("flash_attn-2.8.3",
+                                   pkg_info("flash_attn", "2.8.3", "2.1", "Requires-Python: >=3.9\n"));
+    auto ingested = data.ingest(bytes, "flash_attn-2.8.3.tar.gz");
+    REQUIRE(ingested);
+    CHECK(ingested->outcome == ingest_outcome::created);
+    const auto& file = ingested->file;
+    CHECK(file.type == catalog::package_type::sdist);
+    CHECK(file.project == "flash-attn");
+    CHECK(file.normalized_version == "2.8.3");
+    CHECK(file.python_tag.empty());
+    CHECK(file.abi_tag.empty());
+    CHECK(file.platform_tag.empty());
+    CHECK(file.variant.empty());
+    CHECK(file.requires_python == ">=3.9");
+    CHECK(file.sha256 == crypto::sha256_hex(bytes));
+    // Metadata-Version 2.1 promises nothing about the wheels built from it: no core metadata.
+    CHECK(file.metadata_sha256.empty());
+    CHECK_FALSE(data.store.has_metadata(file.sha256));
+    CHECK(data.store.has_blob(file.sha256));
+
+    auto again = data.ingest(bytes, "flash_attn-2.8.3.tar.gz");
+    REQUIRE(again);
+    CHECK(again->outcome == ingest_outcome::identical);
+    auto stored = data.db->find_file("flash_attn-2.8.3.tar.gz");
+    REQUIRE(stored);
+    REQUIRE(*stored);
+    CHECK((*stored)->type == catalog::package_type::sdist);
+    auto wheel_row = data.db->find_file(flash_attn_filename);
+    REQUIRE(wheel_row);
+    CHECK((**wheel_row).type == catalog::package_type::wheel);
+    check_refused(data.ingest(build_sdist("flash_attn-2.8.3", pkg_info("flash_attn", "2.8.3", "2.1", "Summary2: x\n")),
+                              "flash_attn-2.8.3.tar.gz"),
+                  error_kind::conflict, "File already exists");
+}
+
+TEST_CASE("ingester: a static PKG-INFO (2.2, no Dynamic) is kept as the sdist's core metadata", "[ingester][sdist]") {
+    data_dir data;
+    const auto text = pkg_info("demo", "1.0", "2.2");
+    auto ingested = data.ingest(build_sdist("demo-1.0", text), "demo-1.0.tar.gz");
+    REQUIRE(ingested);
+    CHECK(ingested->file.metadata_sha256 == crypto::sha256_hex(text));
+    CHECK(ingested->file.metadata_size == text.size());
+    CHECK(read_file(data.store.metadata_path(ingested->file.sha256)) == text);
+}
+
+TEST_CASE("ingester: bad sdists are refused with the reason, and nothing is stored", "[ingester][sdist]") {
+    data_dir data;
+    const auto good = build_sdist("demo-1.0", pkg_info("demo", "1.0"));
+    check_refused(data.ingest(good, "Demo-1.0.tar.gz"), error_kind::invalid, "rename it to demo-1.0.tar.gz");
+    check_refused(data.ingest(good, "demo-1.0.zip"), error_kind::invalid, "rebuild it as a .tar.gz");
+    check_refused(data.ingest(build_sdist("demo-1.0", pkg_info("other", "1.0")), "demo-1.0.tar.gz"), error_kind::invalid,
+                  "PKG-INFO says Name: other, Version: 1.0; the filename says demo 1.0");
+    check_refused(data.ingest(build_tar(sdist_members("demo-1.0", pkg_info("demo", "1.0"))), "demo-1.0.tar.gz"),
+                  error_kind::invalid, "not gzip-compressed");
+    auto members = sdist_members("demo-1.0", pkg_info("demo", "1.0"));
+    members.push_back({"demo-1.0/../../evil.py", "x", '0', ""});
+    check_refused(data.ingest(gzip(build_tar(members)), "demo-1.0.tar.gz"), error_kind::invalid,
+                  "demo-1.0.tar.gz: entry \"demo-1.0/../../evil.py\" contains '..'");
+    check_refused(data.ingest(good, "demo-1.0.txt"), error_kind::invalid, "must end in '.whl' (an sdist's in '.tar.gz')");
+    data.check_untouched();
 }

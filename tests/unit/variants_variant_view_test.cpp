@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "file_records.hpp"
+#include "wheelhouse/render/simple_index.hpp"
 #include "wheelhouse/variants/variant_view.hpp"
 
 using namespace wheelhouse;
@@ -341,4 +342,45 @@ TEST_CASE("variant view: a build's family label speaks the selector words", "[va
         CAPTURE(label);
         CHECK(variants::family_label(variants::decode_local_label(label)) == expected);
     }
+}
+
+namespace {
+
+catalog::file_record sdist_record(const std::string& project, const std::string& version) {
+    catalog::file_record file;
+    file.type = catalog::package_type::sdist;
+    file.project = project;
+    file.filename = project + "-" + version + ".tar.gz";
+    file.version = version;
+    file.normalized_version = version;
+    file.sha256 = std::string(64, 'b');
+    return file;
+}
+
+}  // namespace
+
+TEST_CASE("variant view: an sdist stays out where the project's builds carry a variant", "[variants][variant_view][sdist]") {
+    auto files = flash_attn();
+    files.push_back(sdist_record("flash_attn", "2.8.3"));
+    for (const auto* selector : {"cu130", "cu128-torch2.8", "cpu", "rocm6.4", "torch2.10-sm89"}) {
+        CAPTURE(selector);
+        const auto names = listed(files, selector);
+        CHECK_FALSE(names.contains("flash_attn-2.8.3.tar.gz"));
+        CHECK(names.contains("flash_attn-2.8.3-py3-none-any.whl"));  // pure wheels stay
+        const auto wanted = parse_selector(selector);
+        std::vector<catalog::file_record> shown;
+        for (const auto index : variants::listed_files(files, *wanted)) shown.push_back(files[index]);
+        CHECK_THAT(render::left_out_note(files, shown, "flash-attn"),
+                   Catch::Contains("leaves out the sdists of flash-attn") && Catch::Contains("/simple/flash-attn/"));
+    }
+    CHECK(variants::reaching_selectors(files).back().empty());
+}
+
+TEST_CASE("variant view: an sdist stays in where no build of the project carries a variant", "[variants][variant_view][sdist]") {
+    auto files = file_records_for({"six-1.17.0-py2.py3-none-any.whl"});
+    files.push_back(sdist_record("six", "1.17.0"));
+    for (const auto* selector : {"cu130", "cpu", "torch2.10"}) {
+        CHECK(listed(files, selector) == std::set<std::string>{"six-1.17.0-py2.py3-none-any.whl", "six-1.17.0.tar.gz"});
+    }
+    CHECK(render::left_out_note(files, files, "six").empty());
 }

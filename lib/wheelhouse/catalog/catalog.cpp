@@ -19,7 +19,7 @@ constexpr std::string_view select_files =
     "f.platform_tag, f.build_tag, f.cuda, f.sm, f.torch, f.torch_and_higher, f.cxx11abi, f.rocm, f.cpu, f.xpu, "
     "f.git_hash, f.build_date, f.variant_unparsed, f.sha256, f.size, f.requires_python, f.summary, "
     "f.upload_time_ms, f.yanked_reason, f.download_mode, f.remote_url, f.metadata_sha256, f.metadata_size, "
-    "f.uploaded_by, f.fetch_url, f.variant_label, f.variant_properties, f.variant_namespaces "
+    "f.uploaded_by, f.fetch_url, f.variant_label, f.variant_properties, f.variant_namespaces, f.packagetype "
     "FROM files f JOIN projects p ON p.id = f.project_id ";
 
 const std::string file_by_name = std::string(select_files) + "WHERE f.filename = ?1";
@@ -87,6 +87,7 @@ file_record read_file_row(const sqlite::statement& row) {
     file.variant_label = row.column_optional_text(33);
     file.variant_properties = row.column_text(34);
     file.variant_namespaces = row.column_text(35);
+    file.type = parse_package_type(row.column_text(36)).value_or(package_type::wheel);
     return file;
 }
 
@@ -140,8 +141,8 @@ result<void> insert_file(sqlite::connection& db, std::int64_t project_id, const 
         "platform_tag, build_tag, cuda, sm, torch, torch_and_higher, cxx11abi, rocm, cpu, xpu, git_hash, build_date, "
         "variant_unparsed, sha256, size, requires_python, summary, upload_time_ms, yanked_reason, download_mode, "
         "remote_url, metadata_sha256, metadata_size, uploaded_by, fetch_url, variant_label, variant_properties, "
-        "variant_namespaces) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-        "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)");
+        "variant_namespaces, packagetype) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+        "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)");
     if (!insert) return insert.error();
     auto& statement = **insert;
     const auto& variant = file.variant;
@@ -179,7 +180,8 @@ result<void> insert_file(sqlite::connection& db, std::int64_t project_id, const 
         .bind_optional_text(32, file.fetch_url)
         .bind_optional_text(33, file.variant_label)
         .bind_text(34, file.variant_properties)
-        .bind_text(35, file.variant_namespaces);
+        .bind_text(35, file.variant_namespaces)
+        .bind_text(36, to_string(file.type));
     return statement.run();
 }
 

@@ -37,4 +37,15 @@ std::optional<download_mode> parse_download_mode(std::string_view text) noexcept
     return std::nullopt;
 }
 
+std::string_view to_string(package_type type) noexcept {
+    return type == package_type::sdist ? "sdist" : "bdist_wheel";
+}
+
+std::optional<package_type> parse_package_type(std::string_view text) noexcept {
+    for (auto type : {package_type::wheel, package_type::sdist}) {
+        if (to_string(type) == text) return type;
+    }
+    return std::nullopt;
+}
+
 }  // namespace wheelhouse::catalog

@@ -21,6 +21,12 @@ enum class download_mode {
     cache,     // streamed from remote_url once, then kept in the blob store
 };
 
+// What kind of distribution a file is, by the names twine's form and Warehouse's JSON use.
+enum class package_type {
+    wheel,  // "bdist_wheel"
+    sdist,  // "sdist": a PEP 625 .tar.gz, with no wheel tags and no variant
+};
+
 struct project_record {
     std::int64_t id = 0;
     std::string name;          // PEP 503 normalised: the key
@@ -36,7 +42,7 @@ struct file_record {
     std::string version;             // as written in the filename
     std::string normalized_version;  // PEP 440 normalised, local label included
     std::string local_label;         // normalised, without '+'; empty when none
-    std::string python_tag;          // as written, compressed sets kept: "py2.py3"
+    std::string python_tag;          // as written, compressed sets kept: "py2.py3"; "" for an sdist
     std::string abi_tag;
     std::string platform_tag;
     std::optional<std::string> build_tag;
@@ -59,6 +65,7 @@ struct file_record {
     std::optional<std::string> variant_label;
     std::string variant_properties;  // the label's properties (pep825::properties_json); "" without a label
     std::string variant_namespaces;  // its variant.json's default-priorities.namespace, JSON; "" without a label
+    package_type type = package_type::wheel;
 
     bool yanked() const noexcept { return yanked_reason.has_value(); }
 };
@@ -79,5 +86,7 @@ std::string_view to_string(project_status status) noexcept;
 std::optional<project_status> parse_project_status(std::string_view text) noexcept;
 std::string_view to_string(download_mode mode) noexcept;
 std::optional<download_mode> parse_download_mode(std::string_view text) noexcept;
+std::string_view to_string(package_type type) noexcept;
+std::optional<package_type> parse_package_type(std::string_view text) noexcept;
 
 }  // namespace wheelhouse::catalog

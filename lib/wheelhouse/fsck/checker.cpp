@@ -9,6 +9,7 @@
 #include "wheelhouse/catalog/audit.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/ingest/sdist_archive.hpp"
 #include "wheelhouse/ingest/wheel_archive.hpp"
 #include "wheelhouse/storage/blob_path.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
@@ -89,15 +90,22 @@ result<std::filesystem::path> quarantine(const storage::blob_store& store, const
     return target;
 }
 
-// METADATA again from the wheel itself, when the blob is sound and it hashes as the row says.
+// METADATA again from the wheel itself (an sdist's PKG-INFO), when the blob is sound and it hashes
+// as the row says.
 result<void> rewrite_metadata(const storage::blob_store& store, const std::string& sha256, const std::string& expected) {
-    auto archive = ingest::read_wheel_archive(store.blob_path(sha256));
-    if (!archive) return archive.error();
-    const auto digest = crypto::sha256_hex(archive->metadata);
-    if (digest != expected) {
-        return invalid("the wheel's own METADATA hashes to " + digest + ", not to the row's metadata_sha256 " + expected);
+    std::string metadata;
+    if (auto wheel = ingest::read_wheel_archive(store.blob_path(sha256))) {
+        metadata = std::move(wheel->metadata);
+    } else if (auto sdist = ingest::read_sdist_archive(store.blob_path(sha256))) {
+        metadata = std::move(sdist->pkg_info);
+    } else {
+        return wheel.error();
     }
-    auto put = store.put_metadata(sha256, archive->metadata);
+    const auto digest = crypto::sha256_hex(metadata);
+    if (digest != expected) {
+        return invalid("the file's own METADATA hashes to " + digest + ", not to the row's metadata_sha256 " + expected);
+    }
+    auto put = store.put_metadata(sha256, metadata);
     if (!put) return put.error();
     return {};
 }

@@ -57,4 +57,26 @@ catalog::file_record make_file_record(const pep427::wheel_filename& wheel, const
     return file;
 }
 
+catalog::file_record make_file_record(const pep625::sdist_filename& sdist, const validated_sdist& validated,
+                                      std::string sha256, std::uint64_t size, std::optional<std::string> uploaded_by) {
+    catalog::file_record file;
+    file.type = catalog::package_type::sdist;
+    file.project = sdist.normalized_name;
+    file.filename = sdist.filename;
+    file.version = sdist.version_text;
+    file.normalized_version = sdist.version.to_string();
+    file.local_label = sdist.version.local_string();
+    file.sha256 = std::move(sha256);
+    file.size = size;
+    if (auto requires_python = validated.metadata.requires_python()) file.requires_python = std::string(*requires_python);
+    if (auto summary = validated.metadata.summary()) file.summary = std::string(*summary);
+    file.mode = catalog::download_mode::local;
+    if (has_static_metadata(validated.metadata)) {
+        file.metadata_sha256 = crypto::sha256_hex(validated.archive.pkg_info);
+        file.metadata_size = validated.archive.pkg_info.size();
+    }
+    file.uploaded_by = std::move(uploaded_by);
+    return file;
+}
+
 }  // namespace wheelhouse::ingest

@@ -12,7 +12,9 @@
 
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/error_text.hpp"
+#include "wheelhouse/ingest/distribution_filename.hpp"
 #include "wheelhouse/ingest/file_record.hpp"
+#include "wheelhouse/ingest/sdist_validation.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
@@ -155,6 +157,32 @@ result<file_digests> spool_digests(const std::filesystem::path& path, const inge
     return digests;
 }
 
+// The row, the project's name as METADATA or PKG-INFO spells it, and the core metadata to store
+// beside the blob (none for an sdist whose PKG-INFO is not served: fsck, backup and export then
+// find exactly what the row says).
+struct validated_file {
+    catalog::file_record file;
+    std::string display_name;
+    std::string metadata;
+};
+
+result<validated_file> validate(const distribution_filename& name, const std::filesystem::path& path,
+                                const file_digests& digests, const ingest_options& options) {
+    if (const auto* sdist = std::get_if<pep625::sdist_filename>(&name)) {
+        auto validated = validate_sdist(path, *sdist, options.limits);
+        if (!validated) return validated.error();
+        validated_file out{make_file_record(*sdist, *validated, digests.sha256, digests.size, options.uploaded_by),
+                           std::string(validated->metadata.name()), {}};
+        if (!out.file.metadata_sha256.empty()) out.metadata = std::move(validated->archive.pkg_info);
+        return out;
+    }
+    const auto& wheel = std::get<pep427::wheel_filename>(name);
+    auto validated = validate_wheel(path, wheel, options.limits);
+    if (!validated) return validated.error();
+    return validated_file{make_file_record(wheel, *validated, digests.sha256, digests.size, options.uploaded_by),
+                          std::string(validated->metadata.name()), std::move(validated->archive.metadata)};
+}
+
 // Runs `start` with a completion and waits for it to be told the outcome.
 result<ingest_result> wait_for(const std::function<void(ingest_completion)>& start) {
     std::promise<result<ingest_result>> answer;
@@ -195,10 +223,10 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
         spool.remove();
         done(about(filename, failure));
     };
-    auto wheel = pep427::parse_wheel_filename(filename);
-    if (!wheel) {  // its detail names the file already
+    auto name = parse_distribution_filename(filename);
+    if (!name) {  // its detail names the file already
         spool.remove();
-        return done(wheel.error());
+        return done(name.error());
     }
 
     auto digests = spool_digests(spool.path(), options);
@@ -215,15 +243,15 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
         }
         return confirm_identical(std::move(**existing), options, std::move(done));
     }
-    if (auto open = check_takes_files(catalog_, wheel->normalized_name); !open) return refuse(open.error());
+    if (auto open = check_takes_files(catalog_, normalized_name_of(*name)); !open) return refuse(open.error());
 
-    auto validated = validate_wheel(spool.path(), *wheel, options.limits);
+    auto validated = validate(*name, spool.path(), *digests, options);
     if (!validated) return refuse(validated.error());
 
     auto pending = std::make_shared<pending_add>();
-    pending->row.file = make_file_record(*wheel, *validated, digests->sha256, digests->size, options.uploaded_by);
-    pending->row.project_display_name = std::string(validated->metadata.name());
-    pending->metadata = std::move(validated->archive.metadata);
+    pending->row.file = std::move(validated->file);
+    pending->row.project_display_name = std::move(validated->display_name);
+    pending->metadata = std::move(validated->metadata);
     pending->spool = std::move(spool);
     pending->in_same_commit = options.in_same_commit;
     if (auto stored = put_files(*pending); !stored) {
@@ -260,6 +288,7 @@ result<void> ingester::put_files(pending_add& pending) {
             if (!blob) return blob.error();
             pending.put_by_us = *blob == storage::put_outcome::created;
         }
+        if (pending.row.file.metadata_sha256.empty()) return {};  // an sdist whose PKG-INFO is not served
         auto metadata = store_.put_metadata(sha256, pending.metadata, storage::durability::at_sync);
         if (!metadata) return metadata.error();
         pending.put_by_us = pending.put_by_us || *metadata == storage::put_outcome::created;
@@ -283,7 +312,7 @@ result<void> ingester::ensure_in_store(pending_add& pending) {
         if (!blob) return blob.error();
         pending.put_by_us = pending.put_by_us || *blob == storage::put_outcome::created;
     }
-    if (!store_.has_metadata(sha256)) {
+    if (!pending.row.file.metadata_sha256.empty() && !store_.has_metadata(sha256)) {
         auto metadata = store_.put_metadata(sha256, pending.metadata, storage::durability::now);
         if (!metadata) return metadata.error();
         pending.put_by_us = pending.put_by_us || *metadata == storage::put_outcome::created;

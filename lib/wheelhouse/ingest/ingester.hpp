@@ -1,8 +1,9 @@
 #pragma once
-// The one way a wheel enters the index, whether it arrives by upload or from `wheelhouse
-// ingest`: parse the filename, hash the bytes (checking any digests the client sent), refuse
-// a taken filename with other bytes, validate the archive and its METADATA, decode the
-// variant, put blob and METADATA in the store and the row in the catalog. A failure at any
+// The one way a wheel or an sdist enters the index, whether it arrives by upload or from
+// `wheelhouse ingest`: parse the filename (distribution_filename: .whl or PEP 625 .tar.gz), hash
+// the bytes (checking any digests the client sent), refuse a taken filename with other bytes,
+// validate the archive and its METADATA or PKG-INFO, decode a wheel's variant, put blob and
+// core metadata in the store and the row in the catalog. A failure at any
 // step leaves no row, no blob of ours and no spool file, and says exactly what was wrong.
 //
 // Durability: the blob, its METADATA and their directories are put in place unsynced, and the

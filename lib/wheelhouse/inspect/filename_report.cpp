@@ -3,12 +3,15 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <boost/json.hpp>
 
 #include "wheelhouse/error_text.hpp"
+#include "wheelhouse/ingest/distribution_filename.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/pep625/sdist_filename.hpp"
 #include "wheelhouse/text/quoted.hpp"
 #include "wheelhouse/text/utf8.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
@@ -61,6 +64,21 @@ boost::json::object describe(const pep427::wheel_filename& wheel) {
     return json;
 }
 
+boost::json::object describe(const pep625::sdist_filename& sdist) {
+    boost::json::object json;
+    json["filename"] = sdist.filename;
+    json["packagetype"] = "sdist";
+    json["name"] = sdist.name;
+    json["normalized_name"] = sdist.normalized_name;
+    json["version"] = sdist.version_text;
+    json["normalized_version"] = sdist.version.to_string();
+    json["public_version"] = sdist.version.public_string();
+    if (const auto local = sdist.version.local_string(); !local.empty()) json["local"] = local;
+    else json["local"] = nullptr;
+    json["variant"] = boost::json::object{};  // an sdist builds for any machine
+    return json;
+}
+
 boost::json::object describe_error(std::string_view filename, const error& failure) {
     return boost::json::object{{"filename", text::replace_invalid_utf8(filename)},
                                {"error", text::replace_invalid_utf8(describe(failure))}};
@@ -74,9 +92,9 @@ filename_report report(std::string_view argument) {
     if (filename.empty() && slash != std::string_view::npos) {
         out.json = describe_error(
             filename, invalid("the path " + text::quoted(argument) + " ends in '/': give a wheel file, not a directory"));
-    } else if (auto parsed = pep427::parse_wheel_filename(filename)) {
+    } else if (auto parsed = ingest::parse_distribution_filename(filename)) {
         out.valid = true;
-        out.json = describe(*parsed);
+        out.json = std::visit([](const auto& name) { return describe(name); }, *parsed);
     } else {
         out.json = describe_error(filename, parsed.error());
     }

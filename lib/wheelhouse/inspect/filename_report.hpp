@@ -1,5 +1,5 @@
 #pragma once
-// What wheelhouse reads from a wheel's filename, as one JSON object: `wheelhouse inspect`
+// What wheelhouse reads from a wheel's or an sdist's filename, as one JSON object: `wheelhouse inspect`
 // prints it and the HTTP API serves it, so a CI job can check before uploading that a wheel
 // lands in the variant it meant. Pure functions; the file itself is never opened.
 
@@ -12,6 +12,9 @@
 namespace wheelhouse::pep427 {
 struct wheel_filename;
 }
+namespace wheelhouse::pep625 {
+struct sdist_filename;
+}
 
 namespace wheelhouse::inspect {
 
@@ -23,6 +26,10 @@ namespace wheelhouse::inspect {
 //   variant (variants::to_json of the decoded variant; {} when nothing was decoded),
 //   variant_label (PEP 825: the filename's variant label, "null" for the null variant, or null).
 boost::json::object describe(const pep427::wheel_filename& wheel);
+
+// An sdist's (PEP 625): filename, packagetype ("sdist"), name, normalized_name, version,
+// normalized_version, public_version, local, and variant, always {}.
+boost::json::object describe(const pep625::sdist_filename& sdist);
 
 // {"filename": …, "error": message} for a name that was refused. A filename that is not
 // valid UTF-8 is echoed with U+FFFD in place of the bad bytes, so the JSON stays valid.

@@ -56,7 +56,7 @@ public:
                 std::equal(extension.begin(), extension.end(), filename_.end() - static_cast<std::ptrdiff_t>(extension.size()),
                            [](char expected, char given) { return expected == to_lower(given); });
             return fail(wrong_case ? "the extension must be '.whl' in lower case"
-                                   : "a wheel filename must end in '.whl'");
+                                   : "a wheel filename must end in '.whl' (an sdist's in '.tar.gz')");
         }
         const std::string_view stem = filename_.substr(0, filename_.size() - extension.size());
 

@@ -135,6 +135,7 @@ std::string file_detail_json(const file_detail& detail, const link_options& link
     out["project"] = file.project;
     out["display_name"] = detail.project.display_name;
     out["project_status"] = status_name(detail.project.status);
+    out["packagetype"] = catalog::to_string(file.type);
     out["version"] = file.version;
     out["normalized_version"] = file.normalized_version;
     out["python_tag"] = file.python_tag;

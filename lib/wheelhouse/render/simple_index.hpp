@@ -21,4 +21,9 @@ std::vector<project_listing> project_listings(std::span<const catalog::project_l
 std::vector<catalog::file_record> index_files(std::vector<catalog::file_record> files,
                                               const std::optional<variants::selector>& selector);
 
+// What a variant index's page of this project says to a person beside its links: that the
+// project's sdists are left out and why, when index_files left any out; else empty.
+std::string left_out_note(std::span<const catalog::file_record> all, std::span<const catalog::file_record> listed,
+                          std::string_view project);
+
 }  // namespace wheelhouse::render

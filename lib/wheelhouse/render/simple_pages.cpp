@@ -153,7 +153,7 @@ std::string project_list_json(std::span<const project_listing> projects) {
 
 std::string project_page_html(const catalog::project_record& project, std::span<const catalog::file_record> files,
                               const link_options& links,
-                              std::span<const catalog::release_variants_file> release_files) {
+                              std::span<const catalog::release_variants_file> release_files, std::string_view note) {
     const auto ordered = order_files(project, files);
     std::string out;
     out.reserve(512 + ordered.size() * 400);
@@ -172,6 +172,11 @@ std::string project_page_html(const catalog::project_record& project, std::span<
     out += "    <h1>Links for ";
     append_html_escaped(out, project.name);
     out += "</h1>\n";
+    if (!note.empty()) {
+        out += "    <p>";
+        append_html_escaped(out, note);
+        out += "</p>\n";
+    }
     for (const auto& entry : ordered) {
         const auto& file = *entry.file;
         out += "    <a href=\"";
@@ -216,7 +221,7 @@ std::string project_page_html(const catalog::project_record& project, std::span<
 
 std::string project_page_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
                               const link_options& links,
-                              std::span<const catalog::release_variants_file> release_files) {
+                              std::span<const catalog::release_variants_file> release_files, std::string_view note) {
     const auto ordered = order_files(project, files);
     json::array file_list;
     file_list.reserve(ordered.size());
@@ -263,6 +268,7 @@ std::string project_page_json(const catalog::project_record& project, std::span<
     page["project-status"] = std::move(status);
     page["versions"] = std::move(versions);
     page["files"] = std::move(file_list);
+    if (!note.empty()) page["_note"] = note;
     return json::serialize(page);
 }
 

@@ -38,13 +38,16 @@ std::string release_variants_url(const catalog::release_variants_file& release, 
 // `files` in any order; pages list them by version (PEP 440) then filename. A quarantined
 // project lists no files (PEP 792). After them, with hash and size, the PEP 825 variants.json of
 // every release in `release_files` of which the page lists a variant wheel, as PEP 825 asks of
-// every page that links variant wheels.
+// every page that links variant wheels. A `note` for people (left_out_note) goes in a <p> before
+// the links, and in JSON as "_note" (the index's own key, PEP 691).
 std::string project_page_html(const catalog::project_record& project, std::span<const catalog::file_record> files,
                               const link_options& links,
-                              std::span<const catalog::release_variants_file> release_files = {});
+                              std::span<const catalog::release_variants_file> release_files = {},
+                              std::string_view note = {});
 std::string project_page_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
                               const link_options& links,
-                              std::span<const catalog::release_variants_file> release_files = {});
+                              std::span<const catalog::release_variants_file> release_files = {},
+                              std::string_view note = {});
 
 std::string_view status_name(catalog::project_status status) noexcept;
 

@@ -60,6 +60,7 @@ bool newer_first(const release_group& a, const release_group& b) {
 // variant" for a platform build whose name says nothing of the machine (a win_amd64 build
 // without a label runs on no more machines than a labelled one).
 std::string family_of(const catalog::file_record& file) {
+    if (file.type == catalog::package_type::sdist) return "sdist";
     if (file.variant_label) return "PEP 825 · " + *file.variant_label;
     if (auto label = variants::family_label(file.variant); !label.empty()) return label;
     return file.platform_tag == "any" ? "any" : "no variant";
@@ -120,9 +121,11 @@ std::string variant_matrix_json(const catalog::project_record& project, std::spa
     std::map<std::string, std::size_t> release_index;
     for (std::size_t index = 0; index < files.size(); ++index) {
         const auto& file = files[index];
-        add_members(python, file.python_tag, '.');
-        add_members(abi, file.abi_tag, '.');
-        add_members(platform, file.platform_tag, '.');
+        if (file.type == catalog::package_type::wheel) {  // an sdist has no tags
+            add_members(python, file.python_tag, '.');
+            add_members(abi, file.abi_tag, '.');
+            add_members(platform, file.platform_tag, '.');
+        }
         const auto& variant = file.variant;
         if (variant.cuda) cuda.insert(*variant.cuda);
         if (variant.rocm) rocm.insert(*variant.rocm);
@@ -155,6 +158,7 @@ std::string variant_matrix_json(const catalog::project_record& project, std::spa
             const auto& file = files[index];
             json::object build;
             build["filename"] = file.filename;
+            build["packagetype"] = catalog::to_string(file.type);
             build["version"] = file.normalized_version;
             build["python_tag"] = file.python_tag;
             build["abi_tag"] = file.abi_tag;

@@ -8,7 +8,7 @@
 //           "rocm": [], "torch": ["2.8", "2.10"], "sm": ["8.9", "12.0"], "cxx11abi": [false, true],
 //           "accelerator": ["cuda", "rocm", "xpu", "cpu"]},
 //  "versions": [{"version": "2.8.3", "builds": [
-//      {"filename": "...", "version": "2.8.3+cu130sm89torch2.10.0", "python_tag": "cp312",
+//      {"filename": "...", "packagetype": "bdist_wheel", "version": "2.8.3+cu130sm89torch2.10.0", "python_tag": "cp312",
 //       "abi_tag": "cp312", "platform_tag": "linux_x86_64", "build_tag": null,
 //       "variant": {"cuda": "13.0", "sm": "8.9", "torch": "2.10.0"}, "family": "cu130 · torch2.10 · sm89",
 //       "selectors": ["cu130-torch2.10-sm89", "cu13-torch2.10-sm89", "cu130-sm89", ..., "sm89"],
@@ -25,7 +25,8 @@
 // not exhaustive (variants::candidate_selectors): each one named lists the build, but a version
 // no build of the project names (cu126 for a "cu12" build) may reach it too. "family" heads the
 // build's column in selector words (variants::family_label; "any" for a pure wheel, "no variant"
-// for a platform build whose name says nothing of the machine). "spellings" are the other ways to
+// for a platform build whose name says nothing of the machine, "sdist" for a source distribution,
+// whose tags are "" and which no variant index of a project with variants lists). "spellings" are the other ways to
 // write the first selector that the index answers with a 301 to it (variants::other_spellings).
 // A PEP 825 variant wheel's family is "PEP 825 · <label>", "pep825" its label and properties
 // (pep825_json), and its "selectors" the variant indexes that list it.

@@ -134,10 +134,11 @@ result<void> write_project(site_writer& writer, const storage::blob_store& store
     }
     for (const auto& tree : trees) {
         const auto shown = render::index_files(files, tree.selector);
+        const auto note = render::left_out_note(files, shown, project.name);
         const auto folder = tree.folder / project.name;
-        const auto html = render::project_page_html(project, shown, links, release_files);
+        const auto html = render::project_page_html(project, shown, links, release_files, note);
         if (auto written = writer.write_page(folder, "index.html", html); !written) return written;
-        const auto json = render::project_page_json(project, shown, links, release_files);
+        const auto json = render::project_page_json(project, shown, links, release_files, note);
         if (auto written = writer.write_page(folder, "index.json", json); !written) return written;
     }
     return {};

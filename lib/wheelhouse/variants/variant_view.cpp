@@ -112,8 +112,15 @@ std::vector<std::size_t> listed_files(std::span<const file_record> files, const 
     };
     std::vector<std::size_t> listed;
     std::map<slot_key, best_fit> best_by_slot;
+    const bool variant_builds = std::any_of(files.begin(), files.end(), [](const file_record& file) {
+        return file.variant_label || speaks_to_machine(file.variant);
+    });
     for (std::size_t index = 0; index < files.size(); ++index) {
         const auto& file = files[index];
+        if (file.type == catalog::package_type::sdist) {
+            if (!variant_builds) listed.push_back(index);
+            continue;
+        }
         if (!file.variant_label && !speaks_to_machine(file.variant)) {
             listed.push_back(index);
             continue;

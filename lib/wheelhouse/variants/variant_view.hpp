@@ -14,7 +14,9 @@
 
 namespace wheelhouse::variants {
 
-// The files `wanted` lists, as indices into `files` in ascending order:
+// The files `wanted` lists, as indices into `files` (one project's) in ascending order:
+//  - its sdists only when none of its builds carries a variant: where some do, a machine no build
+//    fits must find nothing, not an sdist that pip would compile (flash-attn, for hours, or failing);
 //  - every file whose variant says nothing about the machine (pure-Python wheels, plain
 //    dependencies, nightlies labelled by git hash alone), so an index used alone still resolves;
 //  - of the files that fit `wanted` and share a build slot (release version without the local

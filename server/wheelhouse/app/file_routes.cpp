@@ -112,7 +112,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
     const auto& sha256 = segments[1];
     std::string_view filename = segments[2];
     if (filename.ends_with(release_variants_suffix)) return send_release_variants(context, request, sha256, filename);
-    const bool wants_metadata = filename.ends_with(".whl.metadata");
+    const bool wants_metadata = filename.ends_with(".whl.metadata") || filename.ends_with(".tar.gz.metadata");
     if (wants_metadata) filename.remove_suffix(metadata_suffix.size());
 
     const auto found = context.catalog.find_file(sha256, filename);
@@ -136,6 +136,12 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         context.downloads->record(file->id);
     }
     if (wants_metadata) {
+        // An sdist whose PKG-INFO is not static has none to serve (PEP 643, 658).
+        if (file->metadata_sha256.empty()) {
+            return make_text_response(request, http::status::not_found,
+                                      "no core metadata for " + std::string(filename) +
+                                          ": its PKG-INFO does not promise what a built wheel will say");
+        }
         return send_blob(request, context.blobs.metadata_path(sha256), file->metadata_sha256,
                          context.settings.private_index);
     }

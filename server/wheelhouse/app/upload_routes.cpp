@@ -78,7 +78,7 @@ transport::body_plan plan_upload(route_context& context, const http::request_hea
     };
     const bool raw = header.method() == http::verb::put;
     if (raw && request.capture("filename").empty())
-        return reject(invalid("put the wheel's filename in the URL: PUT /api/v1/files/<filename>.whl"));
+        return reject(invalid("put the file's name in the URL: PUT /api/v1/files/<filename>.whl (or .tar.gz)"));
 
     const auto max_bytes = context.settings.max_upload_bytes;
     if (const auto length = header[http::field::content_length]; !length.empty()) {

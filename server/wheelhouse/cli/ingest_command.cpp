@@ -36,7 +36,7 @@ struct file_report {
     std::string reason;
 };
 
-// Every *.whl under directories (sorted, so runs are repeatable); files named on the command
+// Every *.whl and *.tar.gz under directories (sorted, so runs are repeatable); files named on the command
 // line are taken whatever their name, and the filename check says what is wrong with them.
 std::pair<std::vector<work_item>, std::size_t> collect(const std::vector<std::string>& paths) {
     std::vector<work_item> items;
@@ -51,7 +51,8 @@ std::pair<std::vector<work_item>, std::size_t> collect(const std::vector<std::st
             std::filesystem::recursive_directory_iterator walk(path, failure);
             for (; !failure && walk != std::filesystem::recursive_directory_iterator(); walk.increment(failure)) {
                 if (!walk->is_regular_file()) continue;
-                if (walk->path().extension() == ".whl") found.push_back(walk->path());
+                const auto name = walk->path().filename().string();
+                if (name.ends_with(".whl") || name.ends_with(".tar.gz")) found.push_back(walk->path());
                 else ++ignored;
             }
             if (failure) items.push_back({path, "cannot read the directory: " + failure.message()});
@@ -178,7 +179,9 @@ int run_ingest(const ingest_command_options& options) {
     std::printf("  added      %zu\n", added.load());
     std::printf("  identical  %zu (already present, byte for byte)\n", identical.load());
     std::printf("  rejected   %zu\n", rejected.load());
-    if (ignored > 0) std::printf("  (%zu file%s without the .whl extension ignored)\n", ignored, ignored == 1 ? "" : "s");
+    if (ignored > 0) {
+        std::printf("  (%zu file%s without the .whl or .tar.gz extension ignored)\n", ignored, ignored == 1 ? "" : "s");
+    }
     if (rejected > 0) {
         std::printf("rejected:\n");
         for (std::size_t i = 0; i < items.size(); ++i) {
@@ -193,12 +196,12 @@ int run_ingest(const ingest_command_options& options) {
 void add_ingest_command(CLI::App& app) {
     auto options = std::make_shared<ingest_command_options>();
     CLI::App* command = app.add_subcommand(
-        "ingest", "Add wheel files, or every *.whl under directories, to the index");
+        "ingest", "Add wheels and sdists, or every *.whl and *.tar.gz under directories, to the index");
     add_data_option(*command, options->data_dir);
     command->add_option("-j,--jobs", options->jobs, "worker threads (default: one per core)")
         ->check(CLI::NonNegativeNumber);
     command->add_flag("-v,--verbose", options->verbose, "print every file with its outcome");
-    command->add_option("paths", options->paths, "wheel files or directories to search for *.whl")->required();
+    command->add_option("paths", options->paths, "wheel or sdist files, or directories to search for *.whl and *.tar.gz")->required();
     command->footer("Exit status: 0 when every file was added or already present, 1 when any was rejected, "
                     "2 when the data directory cannot be opened.");
     command->callback([options] { set_exit_status(run_ingest(*options)); });

@@ -48,19 +48,21 @@ constexpr const char* help_footer = R"(Prints, for each NAME, one JSON object on
 from a wheel filename: filename, name, normalized_name, version, normalized_version,
 public_version, local, build ({"number", "suffix", "text"} or null), python_tags, abi_tags,
 platform_tags and variant (cuda, sm, torch, cxx11abi, rocm, cpu, ...: what the local label
-or build tag says about the machine the wheel was built for). The decoding is the one the
+or build tag says about the machine the wheel was built for). An sdist's name (PEP 625,
+name-version.tar.gz) prints "packagetype": "sdist" with the name and version fields and an
+empty variant; a legacy sdist name is refused with the name to use. The decoding is the one the
 index applies on upload, so CI can check a wheel lands in the variant it meant. A refused
 name prints {"filename": ..., "error": "..."}. A NAME with '/' is a path: its last part is
 checked and the whole is kept in "path". Files are never opened. Names that start with '-'
 follow a '--' written before the first NAME.
 
 Examples:
-  wheelhouse inspect dist/*.whl
+  wheelhouse inspect dist/*.whl dist/*.tar.gz
   ls dist | wheelhouse inspect -
   wheelhouse inspect --pretty flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl
   wheelhouse inspect dist/*.whl | jq -r '.variant.cuda'
 
-Exit status: 0 when every name is a valid wheel filename, 1 when any was refused,
+Exit status: 0 when every name is a valid wheel or sdist filename, 1 when any was refused,
 2 on a usage error.)";
 
 }  // namespace

@@ -130,6 +130,9 @@ const scenarios = {
     seen.heads = await readHeads(page, config.matrix_version);
     seen.older_matrix = await readMatrix(page, config.older_version);
     seen.older_heads = await readHeads(page, config.older_version);
+    // A release's sdists, on their own line above its matrix (issue 16 item 1).
+    seen.sdist_lines = await page.$$eval('section.release', (sections) => sections.map((section) =>
+      [section.querySelector('h2').firstChild.textContent, section.querySelector('p.sdists')?.textContent ?? null]));
     seen.summary = await page.textContent('#project-summary');
     seen.requires_python = await page.textContent('#requires-python');
 
