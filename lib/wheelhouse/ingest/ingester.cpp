@@ -15,6 +15,7 @@
 #include "wheelhouse/ingest/file_record.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
 namespace wheelhouse::ingest {
@@ -78,11 +79,7 @@ result<file_digests> hash_file(const std::filesystem::path& path, const expected
     return digests;
 }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
+using text::to_lower;
 
 result<void> check_expected(const expected_digests& expected, const file_digests& actual) {
     const std::array<std::tuple<const char*, const std::optional<std::string>*, const std::optional<std::string>*>, 2> others = {{
@@ -95,11 +92,11 @@ result<void> check_expected(const expected_digests& expected, const file_digests
                        "the upload's " + std::string(field) + " is " + std::string(sent) +
                            "; the bytes received hash to " + std::string(computed));
     };
-    if (expected.sha256 && lower(*expected.sha256) != actual.sha256) {
+    if (expected.sha256 && to_lower(*expected.sha256) != actual.sha256) {
         return damaged("sha256_digest", *expected.sha256, actual.sha256);
     }
     for (const auto& [field, sent, computed] : others) {
-        if (*sent && lower(**sent) != **computed) return damaged(field, **sent, **computed);
+        if (*sent && to_lower(**sent) != **computed) return damaged(field, **sent, **computed);
     }
     return {};
 }

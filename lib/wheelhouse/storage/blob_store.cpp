@@ -14,6 +14,8 @@
 #include <system_error>
 #include <utility>
 
+#include "wheelhouse/crypto/hasher.hpp"
+
 namespace wheelhouse::storage {
 namespace {
 
@@ -84,16 +86,12 @@ std::string random_hex() {
     return std::string(static_cast<std::size_t>(16 - (end - buffer)), '0') + std::string(buffer, end);
 }
 
-bool is_sha256_hex(std::string_view text) {
-    return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
-}
-
 // The sha256 a claim's name carries ("claim-<sha256>-<random>"), or nothing for other names.
 std::optional<std::string> claimed_sha256(std::string_view name) {
     if (!name.starts_with(claim_prefix)) return std::nullopt;
     name.remove_prefix(claim_prefix.size());
     const auto digest = name.substr(0, 64);
-    if (!is_sha256_hex(digest) || name.size() <= 65 || name[64] != '-') return std::nullopt;
+    if (!crypto::is_sha256_hex(digest) || name.size() <= 65 || name[64] != '-') return std::nullopt;
     return std::string(digest);
 }
 

@@ -6,32 +6,17 @@
 #include <cstring>
 #include <functional>
 
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::upload {
 namespace {
 
 constexpr std::size_t max_boundary_length = 70;  // RFC 2046 section 5.1.1
 
-bool is_whitespace(char c) noexcept { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view text) noexcept {
-    while (!text.empty() && is_whitespace(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_whitespace(text.back())) text.remove_suffix(1);
-    return text;
-}
-
-char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = to_lower(c);
-    return out;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return to_lower(x) == to_lower(y);
-           });
-}
+using text::equals_ignoring_case;
+using text::is_blank;
+using text::to_lower;
+using text::trim;
 
 // RFC 2046 bchars: what a boundary may be made of.
 bool is_boundary_char(char c) noexcept {
@@ -106,7 +91,7 @@ result<std::vector<parameter>> parse_parameters(std::string_view text, std::stri
             value = std::string(raw);
             text.remove_prefix(std::min(text.size(), text.find(';')));
         }
-        parameters.push_back({lower(name), std::move(value)});
+        parameters.push_back({to_lower(name), std::move(value)});
     }
 }
 
@@ -194,7 +179,7 @@ result<part_header> parse_part_headers(std::string_view header_block) {
         const auto line = header_block.substr(0, end);
         header_block.remove_prefix(end + 2);
         if (line.empty()) break;
-        if (is_whitespace(line.front())) {  // obsolete line folding: continues the previous value
+        if (is_blank(line.front())) {  // obsolete line folding: continues the previous value
             if (lines.empty()) return invalid("a part's header block starts with a folded line");
             lines.back().value += ' ';
             lines.back().value += trim(line);
@@ -208,7 +193,7 @@ result<part_header> parse_part_headers(std::string_view header_block) {
             return invalid("a part header line has no colon: '" + printable(line) + "'");
         }
         const auto name = line.substr(0, colon);
-        if (name.empty() || std::any_of(name.begin(), name.end(), is_whitespace)) {
+        if (name.empty() || std::any_of(name.begin(), name.end(), is_blank)) {
             return invalid("a part header has a malformed name: '" + printable(name) + "'");
         }
         lines.push_back({name, std::string(trim(line.substr(colon + 1)))});
@@ -237,7 +222,7 @@ result<part_header> parse_part_headers(std::string_view header_block) {
 
     if (!disposition) return invalid("a part has no Content-Disposition header: each part needs form-data; name=\"...\"");
     if (transfer_encoding) {
-        const auto encoding = lower(*transfer_encoding);
+        const auto encoding = to_lower(*transfer_encoding);
         if (encoding != "binary" && encoding != "8bit" && encoding != "7bit") {
             return invalid("part '" + printable(disposition->name) + "' uses Content-Transfer-Encoding '" +
                            printable(*transfer_encoding) + "'; send the bytes as they are (binary)");
@@ -366,7 +351,7 @@ result<std::size_t> multipart_parser::read_boundary_tail(std::string_view input)
         case state::after_boundary:
             if (c == '-') {
                 state_ = state::closing_dash;
-            } else if (is_whitespace(c)) {
+            } else if (is_blank(c)) {
                 state_ = state::transport_padding;
             } else if (c == '\r') {
                 state_ = state::boundary_line_end;
@@ -388,7 +373,7 @@ result<std::size_t> multipart_parser::read_boundary_tail(std::string_view input)
         case state::transport_padding:
             if (c == '\r') {
                 state_ = state::boundary_line_end;
-            } else if (!is_whitespace(c)) {
+            } else if (!is_blank(c)) {
                 malformed = "the boundary line '" + boundary_line + "' has text after it";
             }
             break;

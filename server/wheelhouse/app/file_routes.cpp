@@ -8,6 +8,7 @@
 #include "wheelhouse/app/remote_downloads.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
+#include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/file_descriptor.hpp"
@@ -23,14 +24,6 @@ constexpr std::string_view metadata_suffix = ".metadata";
 // let an nginx cache hand them to clients without a token).
 constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
 constexpr std::string_view immutable_private = "max-age=31536000, private, immutable";
-
-bool is_sha256_hex(std::string_view text) {
-    if (text.size() != 64) return false;
-    for (char c : text) {
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-    }
-    return true;
-}
 
 // A download to count: the whole file, or the first part of it (not every resumed chunk).
 bool starts_at_first_byte(const http::request_header<>& request) {
@@ -111,7 +104,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
                                                        const http_target::request_target& target,
                                                        const transport::responder& respond) {
     const auto& segments = target.segments;
-    if (segments.size() != 3 || !is_sha256_hex(segments[1]) || segments[2].empty()) {
+    if (segments.size() != 3 || !crypto::is_sha256_hex(segments[1]) || segments[2].empty()) {
         return make_text_response(request, http::status::not_found,
                                   "file URLs have the form /files/<sha256>/<filename>");
     }
