@@ -39,8 +39,6 @@ std::string project_page_html(const catalog::project_record& project, std::span<
 std::string project_page_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
                               const link_options& links);
 
-std::string_view status_name(catalog::project_status status) noexcept;
-
 // "2025-07-01T12:00:00.123000Z" (PEP 700 upload-time).
 std::string iso8601_utc(std::int64_t unix_milliseconds);
 
