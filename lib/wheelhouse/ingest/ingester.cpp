@@ -15,6 +15,7 @@
 #include "wheelhouse/ingest/file_record.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
@@ -32,15 +33,10 @@ struct file_digests {
 // the client sent.
 result<file_digests> hash_file(const std::filesystem::path& path, const expected_digests& expected,
                                std::uint64_t max_file_size, bool with_sha256 = true) {
-    const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (descriptor < 0) {
+    const storage::descriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file) {
         return make_error(error_kind::internal, "opening " + path.string() + ": " + std::system_category().message(errno));
     }
-    struct closer {
-        int descriptor;
-        ~closer() { ::close(descriptor); }
-    } close_at_end{descriptor};
-
     std::vector<crypto::hasher> hashers;
     std::vector<crypto::hash_algorithm> algorithms;
     if (with_sha256) algorithms.push_back(crypto::hash_algorithm::sha256);
@@ -55,7 +51,7 @@ result<file_digests> hash_file(const std::filesystem::path& path, const expected
     std::vector<std::uint8_t> buffer(1 << 20);
     file_digests digests;
     for (;;) {
-        const ssize_t count = ::read(descriptor, buffer.data(), buffer.size());
+        const ssize_t count = ::read(file.get(), buffer.data(), buffer.size());
         if (count < 0) {
             if (errno == EINTR) continue;
             return make_error(error_kind::internal, "reading " + path.string() + ": " + std::system_category().message(errno));

@@ -11,7 +11,7 @@
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
-#include "wheelhouse/transport/file_descriptor.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -35,7 +35,7 @@ bool starts_at_first_byte(const http::request_header<>& request) {
 transport::outgoing_response send_blob(const http::request_header<>& request, const std::filesystem::path& path,
                                        std::string_view content_type, std::string_view etag_hex,
                                        bool private_index) {
-    transport::file_descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    storage::descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     struct stat info {};
     if (!file || ::fstat(file.get(), &info) != 0) {
         return make_text_response(request, http::status::internal_server_error,
@@ -94,7 +94,7 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
     head.set(http::field::content_type, content_type);
     head.keep_alive(transport::wants_keep_alive(request));
     return transport::make_file_response(
-        std::move(head), {std::make_shared<transport::file_descriptor>(std::move(file)), offset, length});
+        std::move(head), {std::make_shared<storage::descriptor>(std::move(file)), offset, length});
 }
 
 }  // namespace

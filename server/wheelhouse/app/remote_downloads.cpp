@@ -16,7 +16,7 @@
 #include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
-#include "wheelhouse/transport/file_descriptor.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/transport/relay_body.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
@@ -185,7 +185,7 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
     std::uint64_t received = 0;
     auto digest = crypto::hasher::create(crypto::hash_algorithm::sha256);
     std::optional<storage::spool_file> spool;
-    transport::file_descriptor spool_file;
+    storage::descriptor spool_file;
     // Bytes go to the client in batches (a TLS record's worth each would cost a wake-up apiece).
     // The last batch waits until the digest is known: the client's Content-Length is reached
     // only with it, so a mismatch ends the connection short of a complete response.
@@ -203,7 +203,7 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
         plan = *checked;
         if (plan.whole && keep_copy) {
             if (auto created = blobs.create_spool(); created) {
-                spool_file = transport::file_descriptor(::open(created->path().c_str(), O_WRONLY | O_CLOEXEC));
+                spool_file = storage::descriptor(::open(created->path().c_str(), O_WRONLY | O_CLOEXEC));
                 if (spool_file) spool = std::move(created).value();
             }
             if (!spool) spdlog::warn("cache: no spool file for {}; serving it without keeping a copy", file.filename);
@@ -225,7 +225,7 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
         if (spool && !write_all(spool_file.get(), bytes)) {
             spdlog::warn("cache: writing {} failed ({}); serving it without keeping a copy",
                          spool->path().string(), std::strerror(errno));
-            spool_file.reset();
+            (void)spool_file.close();
             spool.reset();
         }
         batch.append(bytes.data(), bytes.size());
@@ -279,7 +279,7 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
     body->finish();
 
     if (spool) {
-        spool_file.reset();
+        (void)spool_file.close();
         if (auto put = blobs.put_blob(file.sha256, spool->path()); !put) {
             spdlog::warn("cache: keeping {} failed: {}", file.filename, put.error().message);
         } else if (*put == storage::put_outcome::created) {
