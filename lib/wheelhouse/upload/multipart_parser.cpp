@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cerrno>
-#include <cstring>
 #include <functional>
 
 #include "wheelhouse/text/ascii.hpp"
@@ -487,8 +485,7 @@ result<void> form_collector::part_data(std::span<const char> bytes) {
             fields_.back().value.append(bytes.data(), bytes.size());
             return {};
         case destination::skipped:
-            skipped_bytes_ += bytes.size();
-            return {};
+            return {};  // read and dropped: the wheel's METADATA holds it
         case destination::none:
             break;
     }
@@ -510,24 +507,6 @@ std::optional<std::string_view> form_collector::first_value(std::string_view nam
     const auto found = std::find_if(fields_.begin(), fields_.end(), [&](const form_field& f) { return f.name == name; });
     if (found == fields_.end()) return std::nullopt;
     return std::string_view(found->value);
-}
-
-std::vector<std::string_view> form_collector::values(std::string_view name) const {
-    std::vector<std::string_view> out;
-    for (const auto& field : fields_) {
-        if (field.name == name) out.emplace_back(field.value);
-    }
-    return out;
-}
-
-form_collector::content_writer file_writer(std::FILE* file) {
-    return [file](std::span<const char> bytes) -> result<void> {
-        if (std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
-            return make_error(error_kind::internal,
-                              std::string("writing the upload spool file failed: ") + std::strerror(errno));
-        }
-        return {};
-    };
 }
 
 }  // namespace wheelhouse::upload
