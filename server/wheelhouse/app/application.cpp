@@ -8,6 +8,7 @@
 
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/route_access.hpp"
+#include "wheelhouse/app/route_label.hpp"
 #include "wheelhouse/app/route_table.hpp"
 #include "wheelhouse/app/upload_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -67,6 +68,8 @@ struct application::dispatch_state {
 application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings,
                          std::span<const route> extra_routes)
     : settings_(std::move(settings)),
+      // Read only once requests come, after router_ is built.
+      metrics_([this](std::string_view method, std::string_view target) { return route_label(router_, method, target); }),
       pages_(settings_.pages),
       downloads_(catalog),
       remote_(settings_.remote_client),
