@@ -171,7 +171,7 @@ TEST_CASE("access log: a destination slower than the traffic makes recording wai
     std::string received;
     int read_error = 0;  // Catch2's assertions belong to the test's own thread
     std::thread reader([&] {
-        transport::file_descriptor pipe{::open(fifo.c_str(), O_RDONLY | O_CLOEXEC)};  // waits for the log to open it
+        storage::descriptor pipe{::open(fifo.c_str(), O_RDONLY | O_CLOEXEC)};  // waits for the log to open it
         if (!pipe) {
             read_error = errno;
             return;

@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "test_server.hpp"
-#include "wheelhouse/auth/base64.hpp"
+#include "test_support.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 
 using namespace wheelhouse;
@@ -48,7 +48,7 @@ std::string make_token(test_server& server, std::string_view name, auth::scope s
     return created->secret;
 }
 
-std::string basic(const std::string& user_pass) { return "Basic " + auth::base64_encode(user_pass); }
+std::string basic(const std::string& user_pass) { return "Basic " + testing::base64(user_pass); }
 
 std::size_t count(const std::string& text, std::string_view what) {
     std::size_t found = 0;

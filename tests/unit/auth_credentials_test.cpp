@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "wheelhouse/auth/base64.hpp"
+#include "test_support.hpp"
 #include "wheelhouse/auth/credentials.hpp"
 
 using namespace wheelhouse;
@@ -10,7 +10,7 @@ using namespace wheelhouse::auth;
 
 namespace {
 const std::string token = "wh_Kx9q2mVb7LpR4tYc8NfZ1aWd3Ge6Hj0Ks5Uo-_Ti2Qr";
-std::string basic(const std::string& user_pass) { return "Basic " + base64_encode(user_pass); }
+std::string basic(const std::string& user_pass) { return "Basic " + testing::base64(user_pass); }
 std::string unpadded(std::string encoded) {
     REQUIRE(encoded.ends_with('='));  // or the row would test nothing
     while (encoded.ends_with('=')) encoded.pop_back();
@@ -26,10 +26,10 @@ TEST_CASE("auth: Authorization headers twine, curl and scripts send", "[auth]") 
     };
     const std::vector<row> table = {
         {basic("__token__:" + token), credential_scheme::basic, token},                 // twine, curl -u
-        {"basic " + base64_encode("__token__:" + token), credential_scheme::basic, token},
-        {"BASIC   " + base64_encode("__token__:" + token) + "  ", credential_scheme::basic, token},
-        {"Basic\t" + base64_encode("__token__:" + token), credential_scheme::basic, token},
-        {"Basic " + unpadded(base64_encode("__token__:" + token)), credential_scheme::basic, token},
+        {"basic " + testing::base64("__token__:" + token), credential_scheme::basic, token},
+        {"BASIC   " + testing::base64("__token__:" + token) + "  ", credential_scheme::basic, token},
+        {"Basic\t" + testing::base64("__token__:" + token), credential_scheme::basic, token},
+        {"Basic " + unpadded(testing::base64("__token__:" + token)), credential_scheme::basic, token},
         {basic("__token__:a:b:c"), credential_scheme::basic, "a:b:c"},  // the password may hold colons
         {basic("__token__:pypi-AgEIcHlwaS5vcmc"), credential_scheme::basic, "pypi-AgEIcHlwaS5vcmc"},
         {"Bearer " + token, credential_scheme::bearer, token},
@@ -57,8 +57,8 @@ TEST_CASE("auth: Authorization headers that are refused, and why", "[auth]") {
         {"Basic", "the Basic credentials are missing"},
         {"Basic   ", "the Basic credentials are missing"},
         {"Basic !!!!", "not valid base64"},
-        {"Basic " + base64_encode("__token__:" + token).substr(1), "not valid base64"},
-        {"Basic " + base64_encode("__token__:x") + " extra", "not valid base64"},
+        {"Basic " + testing::base64("__token__:" + token).substr(1), "not valid base64"},
+        {"Basic " + testing::base64("__token__:x") + " extra", "not valid base64"},
         {basic("__token__" + token), "no ':' between username and password"},
         {basic("alice:" + token), "use the username __token__ and the API token as the password"},
         {basic("__TOKEN__:" + token), "use the username __token__ and the API token as the password"},

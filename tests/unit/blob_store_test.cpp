@@ -122,30 +122,6 @@ TEST_CASE("blob_store: remove deletes blob and metadata, and absent files are fi
     CHECK(store.remove(crypto::sha256_hex("never stored")));
 }
 
-TEST_CASE("blob_store: open_blob reads the bytes, a missing blob is not_found", "[blob_store]") {
-    temp_dir dir;
-    auto store = open_store(dir);
-    const std::string bytes(100'000, 'q');
-    const std::string sha256 = crypto::sha256_hex(bytes);
-    auto spool = spool_with(store, bytes);
-    REQUIRE(store.put_blob(sha256, spool.path()));
-    auto reader = store.open_blob(sha256);
-    REQUIRE(reader);
-    CHECK(reader->size() == bytes.size());
-    std::string read_back;
-    std::vector<std::uint8_t> buffer(4096);
-    for (;;) {
-        auto count = reader->read(buffer);
-        REQUIRE(count);
-        if (*count == 0) break;
-        read_back.append(reinterpret_cast<const char*>(buffer.data()), *count);
-    }
-    CHECK(read_back == bytes);
-    auto missing = store.open_blob(crypto::sha256_hex("nope"));
-    REQUIRE_FALSE(missing);
-    CHECK(missing.error().kind == error_kind::not_found);
-}
-
 TEST_CASE("blob_store: spool files are unique and removed with their owner unless released", "[blob_store]") {
     temp_dir dir;
     auto store = open_store(dir);

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the unit tests.
 
+#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -58,6 +59,16 @@ inline std::size_t count_files(const std::filesystem::path& root) {
         if (entry.is_regular_file()) ++count;
     }
     return count;
+}
+
+// Standard base64, '=' padded, as clients write Basic credentials: OpenSSL's encoder, so the
+// tests of the server's decoder do not lean on code of its own.
+inline std::string base64(std::string_view bytes) {
+    std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+    const int length = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                       reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+    out.resize(static_cast<std::size_t>(length));
+    return out;
 }
 
 }  // namespace wheelhouse::testing

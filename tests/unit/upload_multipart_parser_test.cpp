@@ -608,30 +608,22 @@ TEST_CASE("multipart: form_collector keeps fields and streams content to the wri
     CHECK(form.first_value(":action") == std::optional<std::string_view>("file_upload"));
     CHECK(form.first_value("maintainer") == std::optional<std::string_view>(""));
     CHECK_FALSE(form.first_value("gpg_signature"));
-    CHECK(form.values("classifiers") == std::vector<std::string_view>{"Programming Language :: Python :: 3",
-                                                                       "License :: OSI Approved :: BSD License",
-                                                                       "Operating System :: Unix"});
-    CHECK(form.values("requires_dist") == std::vector<std::string_view>{"torch", "einops"});
+    // A repeated field keeps each value, in order.
+    auto values = [&](std::string_view name) {
+        std::vector<std::string_view> out;
+        for (const auto& field : form.fields()) {
+            if (field.name == name) out.emplace_back(field.value);
+        }
+        return out;
+    };
+    CHECK(values("classifiers") == std::vector<std::string_view>{"Programming Language :: Python :: 3",
+                                                                  "License :: OSI Approved :: BSD License",
+                                                                  "Operating System :: Unix"});
+    CHECK(values("requires_dist") == std::vector<std::string_view>{"torch", "einops"});
     // The description is read and dropped: the wheel's METADATA holds it.
     CHECK_FALSE(form.first_value("description"));
-    CHECK(form.skipped_bytes() == twine_fields[12].value.size());
     CHECK(form.fields().size() == twine_fields.size() - 1);
-    CHECK(form.values("content").empty());
-}
-
-TEST_CASE("multipart: form_collector writes to a spool file", "[multipart]") {
-    std::FILE* spool = std::tmpfile();
-    REQUIRE(spool);
-    const std::string wheel = tricky_content(curl8_boundary);
-    form_collector form(file_writer(spool));
-    multipart_parser parser(curl8_boundary, form);
-    feed_in_chunks(parser, curl_body(curl8_boundary, {}, "x.whl", wheel), 5);
-    REQUIRE(parser.finish());
-    std::rewind(spool);
-    std::string read_back(wheel.size() + 10, '\0');
-    read_back.resize(std::fread(read_back.data(), 1, read_back.size(), spool));
-    std::fclose(spool);
-    CHECK(read_back == wheel);
+    CHECK(values("content").empty());
 }
 
 TEST_CASE("multipart: form_collector rejects forms that do not carry exactly one wheel", "[multipart]") {
@@ -693,7 +685,6 @@ TEST_CASE("multipart: form_collector rejects forms that do not carry exactly one
     const std::string with_description = part("name=\"description\"", std::string(100000, 'd')) +
                                          part("name=\"content\"; filename=\"a.whl\"", "PK") + close;
     CHECK_FALSE(parse_error(b, with_description, skipping, 999));
-    CHECK(skipping.skipped_bytes() == 100000);
 }
 
 TEST_CASE("multipart: a failing writer stops the parse with its own error", "[multipart]") {

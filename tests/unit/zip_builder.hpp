@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/text/base64.hpp"
 
 namespace wheelhouse::testing {
 
@@ -60,7 +61,7 @@ inline std::string build_zip(const std::vector<zip_entry>& entries) {
 inline std::string record_hash(std::string_view data) {
     auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
     hasher->update(data);
-    return "sha256=" + crypto::to_base64url_nopad(hasher->finish());
+    return "sha256=" + text::base64url_encode(hasher->finish());
 }
 
 // A well-formed wheel's entries: `files` plus dist-info METADATA, WHEEL and a RECORD that

@@ -2,24 +2,11 @@
 
 #include <algorithm>
 
-#include "wheelhouse/auth/base64.hpp"
+#include "wheelhouse/text/ascii.hpp"
+#include "wheelhouse/text/base64.hpp"
 
 namespace wheelhouse::auth {
 namespace {
-
-bool is_whitespace(char c) noexcept { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view text) noexcept {
-    while (!text.empty() && is_whitespace(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_whitespace(text.back())) text.remove_suffix(1);
-    return text;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
-    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
-}
 
 error unauthorized(std::string message) { return make_error(error_kind::unauthorized, std::move(message)); }
 
@@ -31,22 +18,22 @@ authorization_reading read_authorization(std::string_view header_value) {
     auto refuse = [](std::string_view reason, std::string message) {
         return authorization_reading{unauthorized(std::move(message)), reason};
     };
-    header_value = trim(header_value);
+    header_value = text::trim(header_value);
     if (header_value.empty())
         return refuse("empty Authorization header", "the Authorization header is empty: " + std::string(how_to));
-    const auto space = std::find_if(header_value.begin(), header_value.end(), is_whitespace);
+    const auto space = std::find_if(header_value.begin(), header_value.end(), text::is_blank);
     const std::string_view scheme(header_value.begin(), space);
-    const auto credentials = trim(std::string_view(space, header_value.end()));
+    const auto credentials = text::trim(std::string_view(space, header_value.end()));
 
-    if (equals_ignoring_case(scheme, "Bearer")) {
+    if (text::equals_ignoring_case(scheme, "Bearer")) {
         if (credentials.empty()) return refuse("Bearer without a token", "the Bearer token is missing");
-        if (std::any_of(credentials.begin(), credentials.end(), is_whitespace)) {
+        if (std::any_of(credentials.begin(), credentials.end(), text::is_blank)) {
             return refuse("Bearer token with whitespace in it",
                           "the Bearer token contains whitespace: send exactly one token");
         }
         return {presented_token{credential_scheme::bearer, std::string(credentials)}, {}};
     }
-    if (!equals_ignoring_case(scheme, "Basic")) {
+    if (!text::equals_ignoring_case(scheme, "Basic")) {
         // Name the scheme only when it looks like one: a bare token sent without a scheme
         // must not come back in the message.
         const bool nameable = !credentials.empty() && scheme.size() <= 20 &&
@@ -60,7 +47,7 @@ authorization_reading read_authorization(std::string_view header_value) {
     }
     if (credentials.empty())
         return refuse("Basic without credentials", "the Basic credentials are missing: " + std::string(how_to));
-    const auto decoded = base64_decode(credentials);
+    const auto decoded = text::base64_decode(credentials);
     if (!decoded) return refuse("Basic credentials not valid base64", "the Basic credentials are not valid base64");
     const std::string_view user_pass = *decoded;
     const auto colon = user_pass.find(':');

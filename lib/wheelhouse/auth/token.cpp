@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <array>
 
-#include "wheelhouse/auth/base64.hpp"
+#include "wheelhouse/text/base64.hpp"
 
 namespace wheelhouse::auth {
 
@@ -17,8 +17,7 @@ result<token_secret> generate_token() {
         return make_error(error_kind::internal, "the system's random generator failed; no token was made");
     }
     token_secret secret;
-    secret.token = std::string(token_prefix) +
-                   base64url_encode(std::string_view(reinterpret_cast<const char*>(random.data()), random.size()));
+    secret.token = std::string(token_prefix) + text::base64url_encode(random);
     OPENSSL_cleanse(random.data(), random.size());
     secret.hash = hash_secret(secret.token);
     if (secret.hash.empty()) return make_error(error_kind::internal, "OpenSSL could not compute SHA-256; no token was made");

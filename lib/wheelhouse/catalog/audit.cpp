@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "wheelhouse/sqlite/statement.hpp"
+#include "wheelhouse/text/ascii.hpp"
 
 namespace wheelhouse::catalog {
 
@@ -26,8 +27,7 @@ constexpr std::string_view audit_filters =
     "AND (?4 = '' OR instr(lower(target), ?4) > 0 OR instr(lower(coalesce(detail, '')), ?4) > 0)";
 
 void bind_filters(sqlite::statement& statement, const audit_query& query) {
-    std::string search = query.search;
-    for (char& c : search) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    const std::string search = text::to_lower(query.search);
     statement.bind_optional_text(1, query.target).bind_text(2, query.actor).bind_text(3, query.action).bind_text(4, search);
 }
 

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "wheelhouse/pep440/version.hpp"
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/variants/variant_view.hpp"
 #include "wheelhouse/sqlite/statement.hpp"
 
@@ -294,7 +295,7 @@ std::string normalize_search(std::string_view typed) {
         }
         if (pending_separator) folded.push_back('-');
         pending_separator = false;
-        folded.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+        folded.push_back(text::to_lower(c));
     }
     return folded;
 }

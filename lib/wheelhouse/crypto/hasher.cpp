@@ -102,29 +102,6 @@ std::string sha256_hex(std::string_view data) {
     return digest->finish_hex();
 }
 
-std::string to_base64url_nopad(std::span<const std::uint8_t> bytes) {
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    out.reserve((bytes.size() * 4 + 2) / 3);
-    std::size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const std::uint32_t group = (std::uint32_t{bytes[i]} << 16) | (std::uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
-        out.push_back(alphabet[(group >> 18) & 63]);
-        out.push_back(alphabet[(group >> 12) & 63]);
-        out.push_back(alphabet[(group >> 6) & 63]);
-        out.push_back(alphabet[group & 63]);
-    }
-    const std::size_t rest = bytes.size() - i;
-    if (rest > 0) {
-        std::uint32_t group = std::uint32_t{bytes[i]} << 16;
-        if (rest == 2) group |= std::uint32_t{bytes[i + 1]} << 8;
-        out.push_back(alphabet[(group >> 18) & 63]);
-        out.push_back(alphabet[(group >> 12) & 63]);
-        if (rest == 2) out.push_back(alphabet[(group >> 6) & 63]);
-    }
-    return out;
-}
-
 bool is_sha256_hex(std::string_view text) noexcept {
     if (text.size() != 64) return false;
     for (char c : text) {

@@ -53,9 +53,6 @@ private:
 // Lower-case hex SHA-256 of a string; for METADATA and tests.
 std::string sha256_hex(std::string_view data);
 
-// RFC 4648 section 5 "base64url" without '=' padding, as RECORD writes digests.
-std::string to_base64url_nopad(std::span<const std::uint8_t> bytes);
-
 // True for exactly 64 lower-case hex digits.
 bool is_sha256_hex(std::string_view text) noexcept;
 

@@ -133,6 +133,207 @@ std::size_t fsck_report::unfixed() const noexcept {
     return count;
 }
 
+namespace {
+
+// One run of check(): the snapshot's rows and the store's files, compared pass by pass (stray
+// files, blobs, METADATA files, then rows), each pass adding its problems to the report.
+class checker {
+public:
+    checker(catalog::catalog& catalog, const storage::blob_store& store, const fsck_options& options,
+            std::map<std::string, blob_rows> rows, store_files found, fsck_report& report)
+        : catalog_(catalog), store_(store), options_(options), rows_(std::move(rows)), found_(std::move(found)),
+          report_(report) {}
+
+    result<void> run() {
+        for (const auto& path : found_.strays) {
+            if (auto done = check_stray(path); !done) return done.error();
+        }
+        for (const auto& sha256 : found_.blobs) {
+            if (auto done = check_blob(sha256); !done) return done.error();
+        }
+        for (const auto& sha256 : found_.metadata) {
+            if (auto done = check_metadata_file(sha256); !done) return done.error();
+        }
+        for (const auto& [sha256, row] : rows_) {
+            if (auto done = check_row(sha256, row); !done) return done.error();
+        }
+        return {};
+    }
+
+private:
+    result<void> remove_unused(problem& entry) {
+        auto released = catalog_.release_blob(entry.sha256, [&] { return store_.remove(entry.sha256); });
+        if (!released) return released.error();
+        entry.fixed = *released;
+        entry.action = *released ? "removed" : "kept: a row uses it now";
+        return {};
+    }
+
+    result<bool> still_unused(const std::string& sha256) {
+        auto used = catalog_.references_blob(sha256);  // a row may have come since the snapshot
+        if (!used) return used.error();
+        return !*used;
+    }
+
+    // A blob corrupt (and moved away by --fix) does not count as present.
+    bool blob_present(const std::string& sha256) const {
+        return found_.blobs.contains(sha256) && !unusable_.contains(sha256);
+    }
+
+    result<void> move_away(problem& entry) {
+        auto moved = quarantine(store_, entry.path);
+        if (!moved) return moved.error();
+        entry.action = "moved to " + moved->string();
+        return {};
+    }
+
+    result<void> check_stray(const std::filesystem::path& path) {
+        problem entry{problem_kind::stray_file, {}, {}, path, "not a blob store name (blobs/sha256/ab/cd/<sha256>)", false,
+                      "move it away"};
+        if (options_.fix) {
+            if (auto moved = move_away(entry); !moved) return moved.error();
+            entry.fixed = true;
+        }
+        report_.problems.push_back(std::move(entry));
+        return {};
+    }
+
+    // A blob or METADATA file without a row in the snapshot, unless one has come since.
+    result<void> check_orphan(problem_kind kind, const std::string& sha256, const std::filesystem::path& path) {
+        auto unused = still_unused(sha256);
+        if (!unused) return unused.error();
+        if (!*unused) return {};
+        // METADATA beside an orphan blob is that blob's problem, and goes with it.
+        if (kind == problem_kind::orphan_metadata && found_.blobs.contains(sha256)) return {};
+        problem entry{kind, sha256, {}, path, "no catalog row uses it", false, "remove it with --fix"};
+        if (options_.fix) {
+            if (auto removed = remove_unused(entry); !removed) return removed.error();
+        }
+        report_.problems.push_back(std::move(entry));
+        return {};
+    }
+
+    // What is wrong with the blob's bytes: empty when nothing (or when hashing is off, its size).
+    result<std::string> blob_damage(const std::string& sha256, const std::filesystem::path& path, const blob_rows& row) {
+        std::error_code failure;
+        const auto size = std::filesystem::file_size(path, failure);
+        if (failure) return make_error(error_kind::internal, "reading " + path.string() + ": " + failure.message());
+        if (size != row.size) return std::to_string(size) + " bytes where the catalog says " + std::to_string(row.size);
+        if (!options_.hash_blobs) return std::string();
+        auto digest = storage::hash_file(path);
+        if (!digest) return digest.error();
+        report_.bytes_hashed += digest->size;
+        return digest->sha256 != sha256 ? "its bytes hash to " + digest->sha256 : std::string();
+    }
+
+    result<void> check_blob(const std::string& sha256) {
+        const auto path = store_.blob_path(sha256);
+        const auto row = rows_.find(sha256);
+        if (row == rows_.end()) return check_orphan(problem_kind::orphan_blob, sha256, path);
+        auto damage = blob_damage(sha256, path, row->second);
+        if (!damage) return damage.error();
+        if (damage->empty()) return {};
+        problem entry{problem_kind::corrupt_blob, sha256, first_of(row->second.filenames), path, std::move(*damage),
+                      false, "--fix moves it to DATA/quarantine/"};
+        if (options_.fix) {
+            if (auto moved = move_away(entry); !moved) return moved.error();
+            entry.fixed = true;
+            unusable_.insert(sha256);
+        }
+        report_.problems.push_back(std::move(entry));
+        return {};
+    }
+
+    result<void> check_metadata_file(const std::string& sha256) {
+        const auto path = store_.metadata_path(sha256);
+        const auto row = rows_.find(sha256);
+        if (row == rows_.end()) return check_orphan(problem_kind::orphan_metadata, sha256, path);
+        const auto& expected = row->second.metadata_sha256;
+        if (expected.empty()) return {};  // the row does not say: nothing to compare with
+        auto digest = storage::hash_file(path);
+        if (!digest) return digest.error();
+        if (digest->sha256 == expected) return {};
+        problem entry{problem_kind::corrupt_metadata, sha256, first_of(row->second.filenames), path,
+                      "it hashes to " + digest->sha256 + ", the row's metadata_sha256 is " + expected, false,
+                      "--fix writes it again from the wheel"};
+        if (options_.fix) {
+            if (auto moved = move_away(entry); !moved) return moved.error();
+            if (blob_present(sha256)) {
+                auto rewritten = rewrite_metadata(store_, sha256, expected);
+                entry.fixed = rewritten.has_value();
+                entry.action += rewritten ? "; written again from the wheel"
+                                          : "; not written again: " + rewritten.error().message;
+            } else {
+                entry.action += "; not written again: the wheel's blob is not in the store";
+            }
+        }
+        report_.problems.push_back(std::move(entry));
+        return {};
+    }
+
+    result<void> check_row(const std::string& sha256, const blob_rows& row) {
+        if (!row.local_filenames.empty() && !blob_present(sha256)) return check_missing_blob(sha256, row);
+        if (row.metadata_sha256.empty() || found_.metadata.contains(sha256)) return {};
+        if (store_.has_metadata(sha256)) return {};  // written since the walk
+        return check_missing_metadata(sha256, row);
+    }
+
+    result<void> check_missing_blob(const std::string& sha256, const blob_rows& row) {
+        // Deleted since the snapshot (row and blob both gone) is no problem.
+        auto used = catalog_.references_blob(sha256);
+        if (!used) return used.error();
+        if (!*used || (store_.has_blob(sha256) && !unusable_.contains(sha256))) return {};
+        problem entry{problem_kind::missing_blob, sha256, first_of(row.local_filenames), store_.blob_path(sha256),
+                      "the wheel's bytes are not in the store", false,
+                      "copy the wheel there from a backup (its sha256 is its name), or delete the row with "
+                      "--fix --delete-missing-rows"};
+        if (options_.fix && options_.delete_missing_rows) {
+            for (const auto& filename : row.local_filenames) {
+                auto deleted = catalog_.delete_file(filename, actor);
+                if (!deleted && deleted.error().kind != error_kind::not_found) return deleted.error();
+            }
+            // Its METADATA, if left, has no row now (unless a remote row shares the bytes).
+            auto released = catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+            if (!released) return released.error();
+            entry.fixed = true;
+            entry.action = "deleted the row" + std::string(row.local_filenames.size() == 1 ? "" : "s") + " of " +
+                           first_of(row.local_filenames);
+        }
+        report_.problems.push_back(std::move(entry));
+        return {};
+    }
+
+    result<void> check_missing_metadata(const std::string& sha256, const blob_rows& row) {
+        auto used = catalog_.references_blob(sha256);
+        if (!used) return used.error();
+        if (!*used) return {};
+        problem entry{problem_kind::missing_metadata, sha256, first_of(row.filenames), store_.metadata_path(sha256),
+                      "the row has a metadata_sha256 but there is no .metadata file", false,
+                      "--fix writes it again from the wheel"};
+        if (options_.fix) {
+            if (blob_present(sha256)) {
+                auto rewritten = rewrite_metadata(store_, sha256, row.metadata_sha256);
+                entry.fixed = rewritten.has_value();
+                entry.action = rewritten ? "written again from the wheel" : "not written again: " + rewritten.error().message;
+            } else {
+                entry.action = "not written again: the wheel's blob is not in the store";
+            }
+        }
+        report_.problems.push_back(std::move(entry));
+        return {};
+    }
+
+    catalog::catalog& catalog_;
+    const storage::blob_store& store_;
+    const fsck_options& options_;
+    const std::map<std::string, blob_rows> rows_;
+    const store_files found_;
+    fsck_report& report_;
+    std::set<std::string> unusable_;  // blobs that turned out corrupt and left the store
+};
+
+}  // namespace
+
 result<fsck_report> check(catalog::catalog& catalog, const storage::blob_store& store, const fsck_options& options) {
     fsck_report report;
     auto rows = read_rows(catalog, report.rows);
@@ -141,160 +342,8 @@ result<fsck_report> check(catalog::catalog& catalog, const storage::blob_store& 
     if (!found) return found.error();
     report.blobs = found->blobs.size();
     report.metadata_files = found->metadata.size();
-
-    const auto remove_unused = [&](problem& entry) -> result<void> {
-        auto released = catalog.release_blob(entry.sha256, [&] { return store.remove(entry.sha256); });
-        if (!released) return released.error();
-        entry.fixed = *released;
-        entry.action = *released ? "removed" : "kept: a row uses it now";
-        return {};
-    };
-    const auto still_unused = [&](const std::string& sha256) -> result<bool> {
-        auto used = catalog.references_blob(sha256);  // a row may have come since the snapshot
-        if (!used) return used.error();
-        return !*used;
-    };
-
-    for (const auto& path : found->strays) {
-        problem entry{problem_kind::stray_file, {}, {}, path, "not a blob store name (blobs/sha256/ab/cd/<sha256>)", false,
-                      "move it away"};
-        if (options.fix) {
-            auto moved = quarantine(store, path);
-            if (!moved) return moved.error();
-            entry.fixed = true;
-            entry.action = "moved to " + moved->string();
-        }
-        report.problems.push_back(std::move(entry));
-    }
-
-    std::set<std::string> unusable;  // blobs that turned out corrupt and left the store
-    for (const auto& sha256 : found->blobs) {
-        const auto path = store.blob_path(sha256);
-        const auto row = rows->find(sha256);
-        if (row == rows->end()) {
-            auto unused = still_unused(sha256);
-            if (!unused) return unused.error();
-            if (!*unused) continue;
-            problem entry{problem_kind::orphan_blob, sha256, {}, path, "no catalog row uses it", false,
-                          "remove it with --fix"};
-            if (options.fix) {
-                if (auto removed = remove_unused(entry); !removed) return removed.error();
-            }
-            report.problems.push_back(std::move(entry));
-            continue;
-        }
-        std::string damage;
-        std::error_code failure;
-        const auto size = std::filesystem::file_size(path, failure);
-        if (failure) return make_error(error_kind::internal, "reading " + path.string() + ": " + failure.message());
-        if (size != row->second.size) {
-            damage = std::to_string(size) + " bytes where the catalog says " + std::to_string(row->second.size);
-        } else if (options.hash_blobs) {
-            auto digest = storage::hash_file(path);
-            if (!digest) return digest.error();
-            report.bytes_hashed += digest->size;
-            if (digest->sha256 != sha256) damage = "its bytes hash to " + digest->sha256;
-        }
-        if (damage.empty()) continue;
-        problem entry{problem_kind::corrupt_blob, sha256, first_of(row->second.filenames), path, damage, false,
-                      "--fix moves it to DATA/quarantine/"};
-        if (options.fix) {
-            auto moved = quarantine(store, path);
-            if (!moved) return moved.error();
-            entry.fixed = true;
-            entry.action = "moved to " + moved->string();
-            unusable.insert(sha256);
-        }
-        report.problems.push_back(std::move(entry));
-    }
-
-    for (const auto& sha256 : found->metadata) {
-        const auto path = store.metadata_path(sha256);
-        const auto row = rows->find(sha256);
-        if (row == rows->end()) {
-            auto unused = still_unused(sha256);
-            if (!unused) return unused.error();
-            if (!*unused) continue;
-            // Beside an orphan blob it is that blob's problem, and goes with it.
-            if (found->blobs.contains(sha256)) continue;
-            problem entry{problem_kind::orphan_metadata, sha256, {}, path, "no catalog row uses it", false,
-                          "remove it with --fix"};
-            if (options.fix) {
-                if (auto removed = remove_unused(entry); !removed) return removed.error();
-            }
-            report.problems.push_back(std::move(entry));
-            continue;
-        }
-        const auto& expected = row->second.metadata_sha256;
-        if (expected.empty()) continue;  // the row does not say: nothing to compare with
-        auto digest = storage::hash_file(path);
-        if (!digest) return digest.error();
-        if (digest->sha256 == expected) continue;
-        problem entry{problem_kind::corrupt_metadata, sha256, first_of(row->second.filenames), path,
-                      "it hashes to " + digest->sha256 + ", the row's metadata_sha256 is " + expected, false,
-                      "--fix writes it again from the wheel"};
-        if (options.fix) {
-            auto moved = quarantine(store, path);
-            if (!moved) return moved.error();
-            entry.action = "moved to " + moved->string();
-            if (found->blobs.contains(sha256) && !unusable.contains(sha256)) {
-                auto rewritten = rewrite_metadata(store, sha256, expected);
-                entry.fixed = rewritten.has_value();
-                entry.action += rewritten ? "; written again from the wheel"
-                                          : "; not written again: " + rewritten.error().message;
-            } else {
-                entry.action += "; not written again: the wheel's blob is not in the store";
-            }
-        }
-        report.problems.push_back(std::move(entry));
-    }
-
-    for (const auto& [sha256, row] : *rows) {
-        const bool blob_present = found->blobs.contains(sha256) && !unusable.contains(sha256);
-        if (!row.local_filenames.empty() && !blob_present) {
-            // Deleted since the snapshot (row and blob both gone) is no problem.
-            auto used = catalog.references_blob(sha256);
-            if (!used) return used.error();
-            if (!*used || (store.has_blob(sha256) && !unusable.contains(sha256))) continue;
-            problem entry{problem_kind::missing_blob, sha256, first_of(row.local_filenames), store.blob_path(sha256),
-                          "the wheel's bytes are not in the store", false,
-                          "copy the wheel there from a backup (its sha256 is its name), or delete the row with "
-                          "--fix --delete-missing-rows"};
-            if (options.fix && options.delete_missing_rows) {
-                for (const auto& filename : row.local_filenames) {
-                    auto deleted = catalog.delete_file(filename, actor);
-                    if (!deleted && deleted.error().kind != error_kind::not_found) return deleted.error();
-                }
-                // Its METADATA, if left, has no row now (unless a remote row shares the bytes).
-                // `blob` names the binding: clang 14 cannot capture a structured binding.
-                auto released = catalog.release_blob(sha256, [&, &blob = sha256] { return store.remove(blob); });
-                if (!released) return released.error();
-                entry.fixed = true;
-                entry.action = "deleted the row" + std::string(row.local_filenames.size() == 1 ? "" : "s") + " of " +
-                               first_of(row.local_filenames);
-            }
-            report.problems.push_back(std::move(entry));
-            continue;
-        }
-        if (row.metadata_sha256.empty() || found->metadata.contains(sha256)) continue;
-        if (store.has_metadata(sha256)) continue;  // written since the walk
-        auto used = catalog.references_blob(sha256);
-        if (!used) return used.error();
-        if (!*used) continue;
-        problem entry{problem_kind::missing_metadata, sha256, first_of(row.filenames), store.metadata_path(sha256),
-                      "the row has a metadata_sha256 but there is no .metadata file", false,
-                      "--fix writes it again from the wheel"};
-        if (options.fix) {
-            if (blob_present) {
-                auto rewritten = rewrite_metadata(store, sha256, row.metadata_sha256);
-                entry.fixed = rewritten.has_value();
-                entry.action = rewritten ? "written again from the wheel" : "not written again: " + rewritten.error().message;
-            } else {
-                entry.action = "not written again: the wheel's blob is not in the store";
-            }
-        }
-        report.problems.push_back(std::move(entry));
-    }
+    checker pass(catalog, store, options, std::move(*rows), std::move(*found), report);
+    if (auto done = pass.run(); !done) return done.error();
     return report;
 }
 

@@ -2,14 +2,12 @@
 
 #include <charconv>
 
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::http_conditional {
 namespace {
 
-std::string_view trim(std::string_view text) noexcept {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-}
+using text::trim;
 
 std::string_view opaque_tag(std::string_view tag) noexcept {
     if (tag.substr(0, 2) == "W/") tag.remove_prefix(2);

@@ -17,6 +17,8 @@
 #include "wheelhouse/ingest/sdist_validation.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
 namespace wheelhouse::ingest {
@@ -33,15 +35,10 @@ struct file_digests {
 // the client sent.
 result<file_digests> hash_file(const std::filesystem::path& path, const expected_digests& expected,
                                std::uint64_t max_file_size, bool with_sha256 = true) {
-    const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (descriptor < 0) {
+    const storage::descriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file) {
         return make_error(error_kind::internal, "opening " + path.string() + ": " + std::system_category().message(errno));
     }
-    struct closer {
-        int descriptor;
-        ~closer() { ::close(descriptor); }
-    } close_at_end{descriptor};
-
     std::vector<crypto::hasher> hashers;
     std::vector<crypto::hash_algorithm> algorithms;
     if (with_sha256) algorithms.push_back(crypto::hash_algorithm::sha256);
@@ -56,7 +53,7 @@ result<file_digests> hash_file(const std::filesystem::path& path, const expected
     std::vector<std::uint8_t> buffer(1 << 20);
     file_digests digests;
     for (;;) {
-        const ssize_t count = ::read(descriptor, buffer.data(), buffer.size());
+        const ssize_t count = ::read(file.get(), buffer.data(), buffer.size());
         if (count < 0) {
             if (errno == EINTR) continue;
             return make_error(error_kind::internal, "reading " + path.string() + ": " + std::system_category().message(errno));
@@ -80,11 +77,7 @@ result<file_digests> hash_file(const std::filesystem::path& path, const expected
     return digests;
 }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
+using text::to_lower;
 
 result<void> check_expected(const expected_digests& expected, const file_digests& actual) {
     const std::array<std::tuple<const char*, const std::optional<std::string>*, const std::optional<std::string>*>, 2> others = {{
@@ -97,11 +90,11 @@ result<void> check_expected(const expected_digests& expected, const file_digests
                        "the upload's " + std::string(field) + " is " + std::string(sent) +
                            "; the bytes received hash to " + std::string(computed));
     };
-    if (expected.sha256 && lower(*expected.sha256) != actual.sha256) {
+    if (expected.sha256 && to_lower(*expected.sha256) != actual.sha256) {
         return damaged("sha256_digest", *expected.sha256, actual.sha256);
     }
     for (const auto& [field, sent, computed] : others) {
-        if (*sent && lower(**sent) != **computed) return damaged(field, **sent, **computed);
+        if (*sent && to_lower(**sent) != **computed) return damaged(field, **sent, **computed);
     }
     return {};
 }

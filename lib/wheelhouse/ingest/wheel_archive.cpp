@@ -18,6 +18,7 @@
 #include "wheelhouse/ingest/record.hpp"
 #include "wheelhouse/ingest/zip_range_source.hpp"
 #include "wheelhouse/ingest/zip_tail.hpp"
+#include "wheelhouse/text/base64.hpp"
 
 namespace wheelhouse::ingest {
 namespace {
@@ -385,7 +386,7 @@ result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, cons
                                " but the archive entry is " + with_bytes(*inflated));
         }
         if (hasher) {
-            const auto actual = crypto::to_base64url_nopad(hasher->finish());
+            const auto actual = text::base64url_encode(hasher->finish());
             if (actual != expected->digest) {
                 const auto algorithm = std::string(crypto::name_of(*expected->algorithm));
                 return invalid("rebuild the wheel: a file's hash differs from what RECORD says",

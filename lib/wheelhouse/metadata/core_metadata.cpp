@@ -28,21 +28,16 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::metadata {
 namespace {
 
 constexpr std::size_t max_continuation_indent = 8;
 constexpr std::size_t longest_quoted_line = 60;
 
-char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return to_lower(x) == to_lower(y);
-           });
-}
-
-bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
+using text::equals_ignoring_case;
+using text::is_blank;
 
 std::string hex_byte(std::uint8_t byte) {
     constexpr char digits[] = "0123456789abcdef";

@@ -1,9 +1,10 @@
 #pragma once
 // Which route a request went to, as a small fixed set: a metric label must never be the raw
-// path, or every project name and filename would become a time series of its own.
+// path, or every project name and filename would become a time series of its own. Which
+// request goes under which label the server's route table decides (app/route_label.hpp).
 
-#include <array>
 #include <cstddef>
+#include <functional>
 #include <string_view>
 
 namespace wheelhouse::metrics {
@@ -16,18 +17,18 @@ enum class route : std::size_t {
     metadata,        // /files/<sha256>/<filename>.metadata
     upload,          // POST /legacy/, PUT /api/v1/files/<filename>
     api,             // the rest of /api/
-    static_files,    // the web catalog: /, /static/..., /favicon.ico
+    static_files,    // the web catalog: /, /static/...
     healthz,
     metrics,
-    other,           // anything else, including malformed targets
+    other,           // anything else: no route's path, malformed targets
 };
 inline constexpr std::size_t route_count = static_cast<std::size_t>(route::other) + 1;
 
 // The label value: "simple_index", ..., "static", ..., "other".
 std::string_view to_string(route which) noexcept;
 
-// Classifies by method and request target (origin form, query ignored). Allocation-free: it
-// runs once per request.
-route classify_route(std::string_view method, std::string_view target) noexcept;
+// The label of a request by its method and target, as the route table says; called once per
+// finished request, from any thread.
+using route_classifier = std::function<route(std::string_view method, std::string_view target)>;
 
 }  // namespace wheelhouse::metrics

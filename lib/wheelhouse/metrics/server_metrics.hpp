@@ -46,7 +46,8 @@ struct scrape_levels {
 // Thread safety: record_* and render() may be called from any thread at any time.
 class server_metrics {
 public:
-    server_metrics();
+    // Without a classifier every request counts under route::other.
+    explicit server_metrics(route_classifier classify = {});
 
     // One finished request (any response, including refusals the transport wrote itself).
     void record_request(std::string_view method, std::string_view target, unsigned status, std::uint64_t body_bytes,
@@ -76,6 +77,7 @@ private:
     static constexpr unsigned status_slots = 500;  // 100..599, then one slot for any other code
     static std::size_t status_slot(unsigned status) noexcept;
 
+    const route_classifier classify_;
     std::chrono::system_clock::time_point started_;
     std::array<std::array<counter, status_slots + 1>, route_count> requests_;
     std::array<counter, route_count> response_bytes_;

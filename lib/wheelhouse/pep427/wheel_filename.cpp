@@ -7,6 +7,7 @@
 
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep503/name.hpp"
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/text/quoted.hpp"
 
 // Follows packaging 23.0's parse_wheel_filename and is deliberately stricter where a name
@@ -28,7 +29,7 @@ bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 bool is_tag_character(char c) noexcept {
     return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using text::to_lower;
 bool is_label_character(char c) noexcept { return is_digit(c) || (c >= 'a' && c <= 'z') || c == '_' || c == '.'; }
 
 // A part that reads as a platform tag: taken for a variant label, it would hide a build tag or a
@@ -243,8 +244,7 @@ private:
                 return fail(what() + " '" + std::string(tag) + "' contains " + describe_byte(bad) +
                             "; tags are ASCII letters, digits and '_'");
             }
-            std::string lowered(tag);
-            std::transform(lowered.begin(), lowered.end(), lowered.begin(), to_lower);
+            std::string lowered = to_lower(tag);
             tags.push_back(std::move(lowered));
             if (dot == std::string_view::npos) return std::nullopt;
             start = dot + 1;

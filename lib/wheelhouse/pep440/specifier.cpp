@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/text/quoted.hpp"
 
 // The language is packaging 23.0's Specifier regex: an operator, optional whitespace, and a
@@ -117,15 +118,10 @@ bool equals(const specifier& clause, const version& candidate) {
     return compare(candidate, target) == 0;
 }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
-    return out;
-}
+using text::to_lower;
 
 bool holds(const specifier& clause, const version& candidate) {
-    if (clause.op == comparison::arbitrary) return lower(candidate.to_string()) == lower(clause.written);
+    if (clause.op == comparison::arbitrary) return to_lower(candidate.to_string()) == to_lower(clause.written);
     const version& target = *clause.target;
     switch (clause.op) {
         case comparison::equal: return equals(clause, candidate);

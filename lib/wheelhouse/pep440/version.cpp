@@ -5,6 +5,7 @@
 #include <charconv>
 #include <limits>
 
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/text/quoted.hpp"
 
 // A hand-written scanner for the language of packaging 23.0's VERSION_PATTERN (anchored, with
@@ -27,17 +28,10 @@ bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 bool is_letter(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_alphanumeric(char c) noexcept { return is_digit(c) || is_letter(c); }
 bool is_separator(char c) noexcept { return c == '.' || c == '-' || c == '_'; }
-char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using text::starts_with_ignoring_case;
+using text::to_lower;
 
 bool is_space(char c) noexcept { return is_python_space(c); }
-
-bool starts_with_ignoring_case(std::string_view text, std::string_view word) noexcept {
-    if (text.size() < word.size()) return false;
-    for (std::size_t i = 0; i < word.size(); ++i) {
-        if (to_lower(text[i]) != word[i]) return false;
-    }
-    return true;
-}
 
 void append_number(std::string& out, std::uint64_t number) {
     std::array<char, 24> digits{};
@@ -268,8 +262,7 @@ private:
             version_.local.emplace_back(number);
             return std::nullopt;
         }
-        std::string lowered(part);
-        std::transform(lowered.begin(), lowered.end(), lowered.begin(), to_lower);
+        std::string lowered = to_lower(part);
         version_.local.emplace_back(std::move(lowered));
         return std::nullopt;
     }
@@ -305,8 +298,7 @@ private:
         }
         std::size_t word_end = position_ + separators;
         while (word_end < text_.size() && is_letter(text_[word_end])) ++word_end;
-        std::string word(text_.substr(word_start, word_end - word_start));
-        std::transform(word.begin(), word.end(), word.begin(), to_lower);
+        const std::string word = to_lower(text_.substr(word_start, word_end - word_start));
         std::size_t segment_end = word_end;  // the label with its number, as written: "b2"
         while (segment_end < text_.size() && is_digit(text_[segment_end])) ++segment_end;
         const std::string segment = fragment(text_.substr(word_start, segment_end - word_start));

@@ -1,5 +1,7 @@
 #include "wheelhouse/pep503/name.hpp"
 
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::pep503 {
 namespace {
 
@@ -9,7 +11,7 @@ bool is_alphanumeric(char c) noexcept {
 
 bool is_separator(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
 
-char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using text::to_lower;
 
 }  // namespace
 

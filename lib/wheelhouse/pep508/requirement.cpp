@@ -5,6 +5,7 @@
 #include <boost/url/parse.hpp>
 
 #include "wheelhouse/pep503/name.hpp"
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/text/quoted.hpp"
 
 // name_req = name wsp* extras? wsp* versionspec? wsp* quoted_marker?
@@ -21,13 +22,8 @@ bool is_alphanumeric(char c) noexcept {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 bool is_name_char(char c) noexcept { return is_alphanumeric(c) || c == '.' || c == '_' || c == '-'; }
-bool is_space(char c) noexcept { return c == ' ' || c == '\t'; }
-
-std::string_view strip(std::string_view text) noexcept {
-    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-    return text;
-}
+using text::is_blank;
+using text::trim;
 
 class parser {
 public:
@@ -55,7 +51,7 @@ public:
 private:
     bool at(char c) const noexcept { return position_ < text_.size() && text_[position_] == c; }
     void skip_space() noexcept {
-        while (position_ < text_.size() && is_space(text_[position_])) ++position_;
+        while (position_ < text_.size() && is_blank(text_[position_])) ++position_;
     }
     error fail(std::string_view what) const {
         return invalid("requirement " + quoted(text_) + ": " + std::string(what));
@@ -113,7 +109,7 @@ private:
         ++position_;  // '@'
         skip_space();
         const std::size_t start = position_;
-        while (position_ < text_.size() && !is_space(text_[position_])) ++position_;
+        while (position_ < text_.size() && !is_blank(text_[position_])) ++position_;
         const std::string_view url = text_.substr(start, position_ - start);
         if (url.empty()) return fail("expected a URL after '@'");
         if (auto checked = check_url(url); !checked) return checked;
@@ -167,14 +163,14 @@ private:
 
     // version_many = version_one (wsp* ',' version_one)*
     result<void> read_specifier_list(std::string_view list, bool parenthesised) {
-        if (strip(list).empty()) {
+        if (trim(list).empty()) {
             if (parenthesised) return fail("empty parentheses: put version specifiers in them, or drop them");
             return {};
         }
         std::size_t start = 0;
         while (start <= list.size()) {
             const std::size_t comma = std::min(list.find(',', start), list.size());
-            const std::string_view clause = strip(list.substr(start, comma - start));
+            const std::string_view clause = trim(list.substr(start, comma - start));
             start = comma + 1;
             if (clause.empty()) {
                 return fail("an empty version specifier between commas, or a ',' at the end; remove the extra ','");

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::pep691 {
 namespace {
 
@@ -23,20 +25,8 @@ constexpr std::array<offer, 5> offers{{
     {text_html, {page_format::html, text_html_utf8}},
 }};
 
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-}
-
-bool iequal(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    }
-    return true;
-}
+using text::equals_ignoring_case;
+using text::trim;
 
 // q in thousandths, as RFC 9110 allows at most three decimals; malformed q counts as 0.
 int parse_quality(std::string_view value) {
@@ -61,9 +51,9 @@ int parse_quality(std::string_view value) {
 int match_specificity(std::string_view range, std::string_view type) {
     if (range == "*/*") return 0;
     const auto slash = type.find('/');
-    if (range.size() == slash + 2 && range.substr(slash) == "/*" && iequal(range.substr(0, slash), type.substr(0, slash)))
+    if (range.size() == slash + 2 && range.substr(slash) == "/*" && equals_ignoring_case(range.substr(0, slash), type.substr(0, slash)))
         return 1;
-    return iequal(range, type) ? 2 : -1;
+    return equals_ignoring_case(range, type) ? 2 : -1;
 }
 
 }  // namespace
@@ -141,10 +131,10 @@ std::optional<media_choice> choose_by_format_parameter(std::string_view raw_valu
     // An unescaped '+' in a query string arrives decoded as a space.
     std::string value(raw_value);
     std::replace(value.begin(), value.end(), ' ', '+');
-    if (iequal(value, "json")) return media_choice{page_format::json, json_v1};
-    if (iequal(value, "html")) return media_choice{page_format::html, text_html_utf8};
+    if (equals_ignoring_case(value, "json")) return media_choice{page_format::json, json_v1};
+    if (equals_ignoring_case(value, "html")) return media_choice{page_format::html, text_html_utf8};
     for (const auto& candidate : offers) {
-        if (iequal(value, candidate.type)) return candidate.choice;
+        if (equals_ignoring_case(value, candidate.type)) return candidate.choice;
     }
     return std::nullopt;
 }

@@ -10,16 +10,15 @@
 #include <algorithm>
 #include <cctype>
 
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::remote {
 namespace {
 
 namespace json = boost::json;
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
+using text::to_lower;
 
 result<json::value> parse_json(std::string_view text, std::string_view what) {
     boost::system::error_code failure;
@@ -109,11 +108,9 @@ result<std::vector<release_asset>> parse_assets(std::string_view text) {
 
 std::optional<std::string> parse_sha256_digest(std::string_view digest) {
     constexpr std::string_view prefix = "sha256:";
-    if (digest.size() != prefix.size() + 64 || lower(digest.substr(0, prefix.size())) != prefix) return std::nullopt;
-    auto hex = lower(digest.substr(prefix.size()));
-    if (!std::all_of(hex.begin(), hex.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; })) {
-        return std::nullopt;
-    }
+    if (digest.size() != prefix.size() + 64 || !text::starts_with_ignoring_case(digest, prefix)) return std::nullopt;
+    auto hex = to_lower(digest.substr(prefix.size()));
+    if (!crypto::is_sha256_hex(hex)) return std::nullopt;
     return hex;
 }
 
@@ -124,7 +121,7 @@ std::optional<std::string> next_page_url(std::string_view link_header) {
         if (close == std::string_view::npos) return std::nullopt;
         const auto url = link_header.substr(open + 1, close - open - 1);
         const auto following = link_header.find('<', close);
-        const auto params = lower(link_header.substr(close + 1, following - close - 1));
+        const auto params = to_lower(link_header.substr(close + 1, following - close - 1));
         if (const auto at = params.find("rel="); at != std::string::npos) {
             std::string_view value = std::string_view(params).substr(at + 4);
             if (value.starts_with('"')) {
@@ -163,8 +160,8 @@ std::optional<release_download> parse_release_download_url(std::string_view url,
     auto parsed = boost::urls::parse_absolute_uri(url);
     auto api = boost::urls::parse_absolute_uri(api_url);
     if (!parsed || !api) return std::nullopt;
-    const std::string host = lower(parsed->encoded_authority());
-    const std::string api_host = lower(api->encoded_authority());
+    const std::string host = to_lower(parsed->encoded_authority());
+    const std::string api_host = to_lower(api->encoded_authority());
     if (host != api_host && "api." + host != api_host) return std::nullopt;
     std::vector<std::string> segments;
     for (auto segment : parsed->segments()) segments.emplace_back(segment);

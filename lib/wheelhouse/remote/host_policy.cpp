@@ -9,21 +9,18 @@
 #include <boost/url/ipv6_address.hpp>
 #include <boost/url/parse.hpp>
 
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::remote {
 namespace {
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); });
-    return out;
-}
+using text::to_lower;
 
 // An allow-list entry as written ("GitHub.com", "[::1]", "host.") in the form hosts compare in.
 std::string comparable_host(std::string_view host) {
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     if (!host.empty() && host.back() == '.') host.remove_suffix(1);
-    return lower(host);
+    return to_lower(host);
 }
 
 std::string allowed_list_text(const std::vector<std::string>& hosts) {
@@ -261,7 +258,7 @@ result<void> host_policy::check_url(std::string_view url) const {
                        "); write it as https://HOST/PATH");
     }
     const auto& view = *parsed;
-    const std::string scheme = lower(view.scheme());
+    const std::string scheme = to_lower(view.scheme());
     if (scheme != "https" && !(scheme == "http" && allow_plain_http)) {
         return invalid("'" + std::string(url) + "' uses " + scheme + "://; only https:// URLs may be fetched");
     }

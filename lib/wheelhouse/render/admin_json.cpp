@@ -60,7 +60,7 @@ std::string project_list_json(const catalog::project_page& page, const catalog::
     for (const auto& summary : page.projects) {
         projects.push_back(json::object{{"name", summary.project.name},
                                         {"display_name", summary.project.display_name},
-                                        {"status", status_name(summary.project.status)},
+                                        {"status", catalog::to_string(summary.project.status)},
                                         {"latest_version", summary.latest_version},
                                         {"file_count", summary.file_count},
                                         {"total_size", summary.total_size},
@@ -134,7 +134,7 @@ std::string file_detail_json(const file_detail& detail, const link_options& link
     out["filename"] = file.filename;
     out["project"] = file.project;
     out["display_name"] = detail.project.display_name;
-    out["project_status"] = status_name(detail.project.status);
+    out["project_status"] = catalog::to_string(detail.project.status);
     out["packagetype"] = catalog::to_string(file.type);
     out["version"] = file.version;
     out["normalized_version"] = file.normalized_version;

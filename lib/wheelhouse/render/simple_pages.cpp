@@ -104,16 +104,6 @@ std::string release_variants_url(const catalog::release_variants_file& release, 
     return url;
 }
 
-std::string_view status_name(catalog::project_status status) noexcept {
-    switch (status) {
-        case catalog::project_status::active: return "active";
-        case catalog::project_status::archived: return "archived";
-        case catalog::project_status::quarantined: return "quarantined";
-        case catalog::project_status::deprecated: return "deprecated";
-    }
-    return "active";
-}
-
 std::string iso8601_utc(std::int64_t unix_milliseconds) {
     const std::time_t seconds = static_cast<std::time_t>(unix_milliseconds / 1000);
     const auto micros = static_cast<long>((unix_milliseconds % 1000) * 1000);
@@ -160,7 +150,7 @@ std::string project_page_html(const catalog::project_record& project, std::span<
     append_html_head(out);
     if (project.status != catalog::project_status::active) {
         out += "    <meta name=\"pypi:project-status\" content=\"";
-        out += status_name(project.status);
+        out += catalog::to_string(project.status);
         out += "\">\n";
         if (project.status_reason) {
             out += "    <meta name=\"pypi:project-status-reason\" content=\"";
@@ -259,7 +249,7 @@ std::string project_page_json(const catalog::project_record& project, std::span<
     json::array versions;
     for (auto& version : distinct_versions(ordered)) versions.push_back(json::string(version));
 
-    json::object status{{"status", status_name(project.status)}};
+    json::object status{{"status", catalog::to_string(project.status)}};
     if (project.status_reason) status["reason"] = *project.status_reason;
 
     json::object page;

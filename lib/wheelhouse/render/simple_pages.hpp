@@ -49,8 +49,6 @@ std::string project_page_json(const catalog::project_record& project, std::span<
                               std::span<const catalog::release_variants_file> release_files = {},
                               std::string_view note = {});
 
-std::string_view status_name(catalog::project_status status) noexcept;
-
 // "2025-07-01T12:00:00.123000Z" (PEP 700 upload-time).
 std::string iso8601_utc(std::int64_t unix_milliseconds);
 

@@ -206,7 +206,7 @@ std::string variant_matrix_json(const catalog::project_record& project, std::spa
     json::object page;
     page["name"] = project.name;
     page["display_name"] = project.display_name;
-    page["status"] = status_name(project.status);
+    page["status"] = catalog::to_string(project.status);
     page["axes"] = std::move(axes);
     page["versions"] = std::move(versions);
     return json::serialize(page);

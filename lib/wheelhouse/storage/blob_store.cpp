@@ -14,6 +14,8 @@
 #include <system_error>
 #include <utility>
 
+#include "wheelhouse/crypto/hasher.hpp"
+
 namespace wheelhouse::storage {
 namespace {
 
@@ -84,16 +86,12 @@ std::string random_hex() {
     return std::string(static_cast<std::size_t>(16 - (end - buffer)), '0') + std::string(buffer, end);
 }
 
-bool is_sha256_hex(std::string_view text) {
-    return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
-}
-
 // The sha256 a claim's name carries ("claim-<sha256>-<random>"), or nothing for other names.
 std::optional<std::string> claimed_sha256(std::string_view name) {
     if (!name.starts_with(claim_prefix)) return std::nullopt;
     name.remove_prefix(claim_prefix.size());
     const auto digest = name.substr(0, 64);
-    if (!is_sha256_hex(digest) || name.size() <= 65 || name[64] != '-') return std::nullopt;
+    if (!crypto::is_sha256_hex(digest) || name.size() <= 65 || name[64] != '-') return std::nullopt;
     return std::string(digest);
 }
 
@@ -128,23 +126,6 @@ void spool_file::remove() noexcept {
     if (!path_.empty()) ::unlink(path_.c_str());
     path_.clear();
     (void)lock_.close();  // after the unlink: a sweep must never see it unlocked
-}
-
-blob_reader::blob_reader(blob_reader&& other) noexcept
-    : descriptor_(std::exchange(other.descriptor_, -1)), size_(other.size_) {}
-
-blob_reader::~blob_reader() {
-    if (descriptor_ >= 0) ::close(descriptor_);
-}
-
-result<std::size_t> blob_reader::read(std::span<std::uint8_t> out) {
-    for (;;) {
-        const ssize_t count = ::read(descriptor_, out.data(), out.size());
-        if (count >= 0) return static_cast<std::size_t>(count);
-        if (errno != EINTR) {
-            return make_error(error_kind::internal, "blob store: reading a blob: " + describe(errno));
-        }
-    }
 }
 
 result<blob_store> blob_store::open(const std::filesystem::path& data_dir) {
@@ -302,22 +283,6 @@ result<void> blob_store::remove(std::string_view sha256) const {
         if (std::filesystem::exists(blob_path(sha256).parent_path(), failure)) return synced.error();
     }
     return {};
-}
-
-result<blob_reader> blob_store::open_blob(std::string_view sha256) const {
-    const auto path = blob_path(sha256);
-    const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (descriptor < 0) {
-        if (errno == ENOENT) return make_error(error_kind::not_found, "blob store: no blob " + std::string(sha256));
-        return io_error("opening", path, errno);
-    }
-    struct stat info {};
-    if (::fstat(descriptor, &info) != 0) {
-        const int code = errno;
-        ::close(descriptor);
-        return io_error("inspecting", path, code);
-    }
-    return blob_reader(descriptor, static_cast<std::uint64_t>(info.st_size));
 }
 
 result<sweep_report> blob_store::sweep_spool(const settle_claim& settle) const {

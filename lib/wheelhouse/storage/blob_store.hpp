@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <span>
 #include <string>
 #include <string_view>
 
@@ -53,26 +52,6 @@ public:
 private:
     std::filesystem::path path_;
     descriptor lock_;  // open with flock(LOCK_EX) held
-};
-
-// A blob opened for reading.
-class blob_reader {
-public:
-    blob_reader(int descriptor, std::uint64_t size) noexcept : descriptor_(descriptor), size_(size) {}
-    blob_reader(blob_reader&& other) noexcept;
-    blob_reader& operator=(blob_reader&&) = delete;
-    blob_reader(const blob_reader&) = delete;
-    blob_reader& operator=(const blob_reader&) = delete;
-    ~blob_reader();
-
-    std::uint64_t size() const noexcept { return size_; }
-    // Up to out.size() bytes; 0 at the end.
-    result<std::size_t> read(std::span<std::uint8_t> out);
-    int descriptor() const noexcept { return descriptor_; }
-
-private:
-    int descriptor_;
-    std::uint64_t size_;
 };
 
 enum class put_outcome {
@@ -138,8 +117,6 @@ public:
 
     // Deletes the blob and its metadata; absent files are not an error.
     result<void> remove(std::string_view sha256) const;
-
-    result<blob_reader> open_blob(std::string_view sha256) const;
 
     // Removes the spool files and claims whose lock is free: their process is gone. A dead
     // claim is settled first (`settle`), and stays when that fails, for the next sweep. Run at

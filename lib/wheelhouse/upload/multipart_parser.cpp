@@ -2,36 +2,19 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cerrno>
-#include <cstring>
 #include <functional>
+
+#include "wheelhouse/text/ascii.hpp"
 
 namespace wheelhouse::upload {
 namespace {
 
 constexpr std::size_t max_boundary_length = 70;  // RFC 2046 section 5.1.1
 
-bool is_whitespace(char c) noexcept { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view text) noexcept {
-    while (!text.empty() && is_whitespace(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_whitespace(text.back())) text.remove_suffix(1);
-    return text;
-}
-
-char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = to_lower(c);
-    return out;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return to_lower(x) == to_lower(y);
-           });
-}
+using text::equals_ignoring_case;
+using text::is_blank;
+using text::to_lower;
+using text::trim;
 
 // RFC 2046 bchars: what a boundary may be made of.
 bool is_boundary_char(char c) noexcept {
@@ -106,7 +89,7 @@ result<std::vector<parameter>> parse_parameters(std::string_view text, std::stri
             value = std::string(raw);
             text.remove_prefix(std::min(text.size(), text.find(';')));
         }
-        parameters.push_back({lower(name), std::move(value)});
+        parameters.push_back({to_lower(name), std::move(value)});
     }
 }
 
@@ -194,7 +177,7 @@ result<part_header> parse_part_headers(std::string_view header_block) {
         const auto line = header_block.substr(0, end);
         header_block.remove_prefix(end + 2);
         if (line.empty()) break;
-        if (is_whitespace(line.front())) {  // obsolete line folding: continues the previous value
+        if (is_blank(line.front())) {  // obsolete line folding: continues the previous value
             if (lines.empty()) return invalid("a part's header block starts with a folded line");
             lines.back().value += ' ';
             lines.back().value += trim(line);
@@ -208,7 +191,7 @@ result<part_header> parse_part_headers(std::string_view header_block) {
             return invalid("a part header line has no colon: '" + printable(line) + "'");
         }
         const auto name = line.substr(0, colon);
-        if (name.empty() || std::any_of(name.begin(), name.end(), is_whitespace)) {
+        if (name.empty() || std::any_of(name.begin(), name.end(), is_blank)) {
             return invalid("a part header has a malformed name: '" + printable(name) + "'");
         }
         lines.push_back({name, std::string(trim(line.substr(colon + 1)))});
@@ -237,7 +220,7 @@ result<part_header> parse_part_headers(std::string_view header_block) {
 
     if (!disposition) return invalid("a part has no Content-Disposition header: each part needs form-data; name=\"...\"");
     if (transfer_encoding) {
-        const auto encoding = lower(*transfer_encoding);
+        const auto encoding = to_lower(*transfer_encoding);
         if (encoding != "binary" && encoding != "8bit" && encoding != "7bit") {
             return invalid("part '" + printable(disposition->name) + "' uses Content-Transfer-Encoding '" +
                            printable(*transfer_encoding) + "'; send the bytes as they are (binary)");
@@ -366,7 +349,7 @@ result<std::size_t> multipart_parser::read_boundary_tail(std::string_view input)
         case state::after_boundary:
             if (c == '-') {
                 state_ = state::closing_dash;
-            } else if (is_whitespace(c)) {
+            } else if (is_blank(c)) {
                 state_ = state::transport_padding;
             } else if (c == '\r') {
                 state_ = state::boundary_line_end;
@@ -388,7 +371,7 @@ result<std::size_t> multipart_parser::read_boundary_tail(std::string_view input)
         case state::transport_padding:
             if (c == '\r') {
                 state_ = state::boundary_line_end;
-            } else if (!is_whitespace(c)) {
+            } else if (!is_blank(c)) {
                 malformed = "the boundary line '" + boundary_line + "' has text after it";
             }
             break;
@@ -502,8 +485,7 @@ result<void> form_collector::part_data(std::span<const char> bytes) {
             fields_.back().value.append(bytes.data(), bytes.size());
             return {};
         case destination::skipped:
-            skipped_bytes_ += bytes.size();
-            return {};
+            return {};  // read and dropped: the wheel's METADATA holds it
         case destination::none:
             break;
     }
@@ -525,24 +507,6 @@ std::optional<std::string_view> form_collector::first_value(std::string_view nam
     const auto found = std::find_if(fields_.begin(), fields_.end(), [&](const form_field& f) { return f.name == name; });
     if (found == fields_.end()) return std::nullopt;
     return std::string_view(found->value);
-}
-
-std::vector<std::string_view> form_collector::values(std::string_view name) const {
-    std::vector<std::string_view> out;
-    for (const auto& field : fields_) {
-        if (field.name == name) out.emplace_back(field.value);
-    }
-    return out;
-}
-
-form_collector::content_writer file_writer(std::FILE* file) {
-    return [file](std::span<const char> bytes) -> result<void> {
-        if (std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
-            return make_error(error_kind::internal,
-                              std::string("writing the upload spool file failed: ") + std::strerror(errno));
-        }
-        return {};
-    };
 }
 
 }  // namespace wheelhouse::upload

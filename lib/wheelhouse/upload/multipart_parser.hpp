@@ -16,7 +16,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <optional>
 #include <span>
@@ -164,10 +163,6 @@ public:
     const std::vector<form_field>& fields() const noexcept { return fields_; }
     // The first value of field `name`, or nullopt when it was not sent.
     std::optional<std::string_view> first_value(std::string_view name) const;
-    // Every value of field `name`, in order.
-    std::vector<std::string_view> values(std::string_view name) const;
-    // Bytes of skipped fields' values that were read and dropped.
-    std::uint64_t skipped_bytes() const noexcept { return skipped_bytes_; }
 
 private:
     enum class destination { none, content, field, skipped };
@@ -181,11 +176,6 @@ private:
     std::uint64_t content_size_ = 0;
     std::vector<form_field> fields_;
     std::size_t field_bytes_ = 0;
-    std::uint64_t skipped_bytes_ = 0;
 };
-
-// A content_writer that appends to `file` (the caller keeps ownership), failing with an
-// internal error when the disk does.
-form_collector::content_writer file_writer(std::FILE* file);
 
 }  // namespace wheelhouse::upload

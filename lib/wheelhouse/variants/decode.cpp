@@ -43,6 +43,8 @@
 
 #include "wheelhouse/variants/build_variant.hpp"
 
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::variants {
 namespace {
 
@@ -54,7 +56,7 @@ bool is_separator(char c) noexcept { return c == '.' || c == '-' || c == '_'; }
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 bool is_hex_letter(char c) noexcept { return c >= 'a' && c <= 'f'; }
 bool is_hex(char c) noexcept { return is_digit(c) || is_hex_letter(c); }
-char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using text::to_lower;
 
 bool all_digits(std::string_view text) noexcept {
     if (text.empty()) return false;

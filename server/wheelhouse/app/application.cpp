@@ -8,6 +8,7 @@
 
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/route_access.hpp"
+#include "wheelhouse/app/route_label.hpp"
 #include "wheelhouse/app/route_table.hpp"
 #include "wheelhouse/app/upload_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -67,17 +68,19 @@ struct application::dispatch_state {
 application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings,
                          std::span<const route> extra_routes)
     : settings_(std::move(settings)),
+      // Read only once requests come, after router_ is built.
+      metrics_([this](std::string_view method, std::string_view target) { return route_label(router_, method, target); }),
       pages_(settings_.pages),
       downloads_(catalog),
       remote_(settings_.remote_client),
       tokens_(catalog),
       // As many rows may wait for their commit as uploads may wait for a worker or be validated;
       // past that the workers wait, their queue fills, and new uploads get 503 at their headers.
-      ingester_(catalog, blobs, {.capacity = settings_.ingest_queue + std::max(1u, settings_.ingest_workers)}),
+      ingester_(catalog, blobs, {.capacity = settings_.write_queue + std::max(1u, settings_.write_workers)}),
       static_(built_in_static_assets()),
       read_workers_(std::max(1u, settings_.read_workers), settings_.read_queue,
                     [](std::string_view what) { spdlog::error("read worker: {}", what); }),
-      write_workers_(std::max(1u, settings_.ingest_workers), settings_.ingest_queue,
+      write_workers_(std::max(1u, settings_.write_workers), settings_.write_queue,
                      [](std::string_view what) { spdlog::error("write worker: {}", what); }),
       context_{catalog, blobs, pages_, settings_, metrics_, &downloads_, &remote_},
       remote_files_(context_, {settings_.proxy_downloads}),

@@ -9,9 +9,10 @@
 #include "wheelhouse/app/remote_downloads.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
+#include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
-#include "wheelhouse/transport/file_descriptor.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -25,14 +26,6 @@ constexpr std::string_view release_variants_suffix = "-variants.json";
 // let an nginx cache hand them to clients without a token).
 constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
 constexpr std::string_view immutable_private = "max-age=31536000, private, immutable";
-
-bool is_sha256_hex(std::string_view text) {
-    if (text.size() != 64) return false;
-    for (char c : text) {
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-    }
-    return true;
-}
 
 // A download to count: the whole file, or the first part of it (not every resumed chunk).
 bool starts_at_first_byte(const http::request_header<>& request) {
@@ -51,7 +44,7 @@ transport::outgoing_response not_modified(const http::request_header<>& request,
 // Sends `path` (whose bytes hash to `sha256_hex`) whole or in part, or answers its conditionals.
 transport::outgoing_response send_blob(const http::request_header<>& request, const std::filesystem::path& path,
                                        std::string_view sha256_hex, bool private_index) {
-    transport::file_descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    storage::descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     struct stat info {};
     if (!file || ::fstat(file.get(), &info) != 0) {
         return make_text_response(request, http::status::internal_server_error,
@@ -64,7 +57,7 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
     const auto offset = range ? range->first : 0;
     const auto length = range ? range->length : static_cast<std::uint64_t>(info.st_size);
     return transport::make_file_response(
-        answer.head(range.has_value()), {std::make_shared<transport::file_descriptor>(std::move(file)), offset, length});
+        answer.head(range.has_value()), {std::make_shared<storage::descriptor>(std::move(file)), offset, length});
 }
 
 // PEP 825: a release's variants.json, from its catalog row. Its URL holds its sha256, so the
@@ -105,7 +98,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
                                                        const http_target::request_target& target,
                                                        const transport::responder& respond) {
     const auto& segments = target.segments;
-    if (segments.size() != 3 || !is_sha256_hex(segments[1]) || segments[2].empty()) {
+    if (segments.size() != 3 || !crypto::is_sha256_hex(segments[1]) || segments[2].empty()) {
         return make_text_response(request, http::status::not_found,
                                   "file URLs have the form /files/<sha256>/<filename>");
     }

@@ -8,10 +8,10 @@
 namespace wheelhouse::app {
 
 transport::outgoing_response serve_metrics(route_context& context, const http::request_header<>& request,
-                                           const concurrency::worker_pool& ingest_workers) {
+                                           const concurrency::worker_pool& write_workers) {
     metrics::scrape_levels levels;
-    levels.ingest_queue_depth = ingest_workers.queue_depth();
-    levels.ingest_queue_capacity = ingest_workers.capacity();
+    levels.ingest_queue_depth = write_workers.queue_depth();
+    levels.ingest_queue_capacity = write_workers.capacity();
     if (auto projects = context.catalog.list_projects()) {
         std::uint64_t files = 0;
         for (const auto& listing : *projects) files += static_cast<std::uint64_t>(listing.file_count);

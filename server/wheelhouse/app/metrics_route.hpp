@@ -8,10 +8,10 @@
 
 namespace wheelhouse::app {
 
-// Reads the levels (ingest queue, catalog size, page cache) now and renders every metric.
+// Reads the levels (the write pool's queue, catalog size, page cache) now and renders every metric.
 // Thread safety: any thread; one catalog read a scrape.
 transport::outgoing_response serve_metrics(route_context& context, const http::request_header<>& request,
-                                           const concurrency::worker_pool& ingest_workers);
+                                           const concurrency::worker_pool& write_workers);
 
 // The route: serve_metrics with the write pool's levels. Thread safety: a read worker.
 route_answer metrics_page(route_context& context, route_request& request);

@@ -16,7 +16,7 @@
 #include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
-#include "wheelhouse/transport/file_descriptor.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/transport/relay_body.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
@@ -80,7 +80,7 @@ struct relay_progress {
     std::uint64_t received = 0;
     std::optional<crypto::hasher> digest;
     std::optional<storage::spool_file> spool;  // cache mode: the copy being written
-    transport::file_descriptor spool_file;
+    storage::descriptor spool_file;
     // Bytes go to the client in batches (a TLS record's worth each would cost a wake-up apiece).
     // The last batch waits until the digest is known: the client's Content-Length is reached
     // only with it, so a mismatch ends the connection short of a complete response.
@@ -208,7 +208,7 @@ result<void> remote_downloads::transfer::on_head(relay_progress& progress, const
     }
     if (progress.plan.whole && keep_copy) {
         if (auto created = blobs.create_spool(); created) {
-            progress.spool_file = transport::file_descriptor(::open(created->path().c_str(), O_WRONLY | O_CLOEXEC));
+            progress.spool_file = storage::descriptor(::open(created->path().c_str(), O_WRONLY | O_CLOEXEC));
             if (progress.spool_file) progress.spool = std::move(created).value();
         }
         if (!progress.spool) spdlog::warn("cache: no spool file for {}; serving it without keeping a copy", file.filename);
@@ -229,7 +229,7 @@ result<void> remote_downloads::transfer::on_bytes(relay_progress& progress, std:
     if (progress.spool && !write_all(progress.spool_file.get(), bytes)) {
         spdlog::warn("cache: writing {} failed ({}); serving it without keeping a copy",
                      progress.spool->path().string(), std::strerror(errno));
-        progress.spool_file.reset();
+        (void)progress.spool_file.close();
         progress.spool.reset();
     }
     // A batch never grows past its reserved size: growing would copy it into a new allocation.
@@ -313,7 +313,7 @@ bool remote_downloads::transfer::whole_and_verified(relay_progress& progress,
 
 void remote_downloads::transfer::keep_verified_copy(relay_progress& progress, const storage::blob_store& blobs) const {
     if (!progress.spool) return;
-    progress.spool_file.reset();
+    (void)progress.spool_file.close();
     if (auto put = blobs.put_blob(file.sha256, progress.spool->path()); !put) {
         spdlog::warn("cache: keeping {} failed: {}", file.filename, put.error().message);
     } else if (*put == storage::put_outcome::created) {

@@ -45,9 +45,6 @@ public:
                                                       const catalog::file_record& file,
                                                       const transport::responder& respond);
 
-    // Transfers in progress, for /metrics and tests. Thread safety: any thread.
-    std::size_t active_transfers() const noexcept { return active_.load(std::memory_order_relaxed); }
-
     // Cancels every transfer (their clients' connections end) and joins the threads. A transfer
     // waiting on a silent remote host returns at the client's read deadline.
     // Thread safety: any thread but a transfer's; idempotent.

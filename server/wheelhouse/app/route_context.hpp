@@ -38,8 +38,8 @@ struct app_settings {
     std::chrono::seconds page_max_age{60};  // Cache-Control on simple pages
     std::string files_base = "/files/";     // where page links point for downloads
     std::uint64_t max_upload_bytes = 4ull << 30;
-    unsigned ingest_workers = 2;            // the write pool: uploads, registrations, curation
-    std::size_t ingest_queue = 16;          // writes waiting for a worker before 503
+    unsigned write_workers = 2;             // the write pool: uploads, registrations, curation
+    std::size_t write_queue = 16;           // writes waiting for a worker before 503
     unsigned read_workers = 2;              // the read pool: admin queries, sorts, METADATA files
     std::size_t read_queue = 64;            // reads waiting for a worker before 503
     page_cache::options pages;              // how many variant indexes keep pages in memory

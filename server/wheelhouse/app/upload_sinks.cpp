@@ -11,7 +11,7 @@ namespace wheelhouse::app {
 result<spool_target> spool_target::create(const storage::blob_store& store) {
     auto spool = store.create_spool();
     if (!spool) return spool.error();
-    transport::file_descriptor file{::open(spool->path().c_str(), O_WRONLY | O_CLOEXEC)};
+    storage::descriptor file{::open(spool->path().c_str(), O_WRONLY | O_CLOEXEC)};
     if (!file) {
         return make_error(error_kind::internal,
                           "cannot open spool file " + spool->path().string() + ": " + std::strerror(errno));
@@ -38,7 +38,7 @@ result<void> spool_target::append(std::span<const char> bytes) {
 }
 
 std::pair<storage::spool_file, ingest::received_digests> spool_target::release() {
-    file_.reset();
+    (void)file_.close();
     return {std::move(spool_), ingest::received_digests{sha256_.finish_hex(), size_}};
 }
 

@@ -9,7 +9,7 @@
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
-#include "wheelhouse/transport/file_descriptor.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 #include "wheelhouse/upload/multipart_parser.hpp"
 
@@ -26,11 +26,11 @@ public:
     std::pair<storage::spool_file, ingest::received_digests> release();
 
 private:
-    spool_target(storage::spool_file spool, transport::file_descriptor file, crypto::hasher sha256) noexcept
+    spool_target(storage::spool_file spool, storage::descriptor file, crypto::hasher sha256) noexcept
         : spool_(std::move(spool)), file_(std::move(file)), sha256_(std::move(sha256)) {}
 
     storage::spool_file spool_;
-    transport::file_descriptor file_;
+    storage::descriptor file_;
     crypto::hasher sha256_;
     std::uint64_t size_ = 0;
 };

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -106,6 +107,60 @@ private:
     std::mutex mutex_;
 };
 
+file_report ingest_one(ingest::ingester& ingester, const work_item& item) {
+    if (item.problem) return {file_outcome::rejected, *item.problem};
+    ingest::ingest_options ingest_options;
+    ingest_options.uploaded_by = "cli";
+    auto ingested = ingester.ingest_file(item.path, ingest_options);
+    if (!ingested) return {file_outcome::rejected, describe(ingested.error())};
+    return {ingested->outcome == ingest::ingest_outcome::created ? file_outcome::added : file_outcome::identical, {}};
+}
+
+// How many files ended each way, counted by the workers as they go.
+struct tally {
+    std::atomic<std::size_t> added{0}, identical{0}, rejected{0};
+
+    void count(file_outcome outcome) {
+        (outcome == file_outcome::added ? added : outcome == file_outcome::identical ? identical : rejected)++;
+    }
+};
+
+void print_outcome(const work_item& item, const file_report& report) {
+    const char* word = report.outcome == file_outcome::added       ? "added    "
+                       : report.outcome == file_outcome::identical ? "identical"
+                                                                   : "rejected ";
+    std::fprintf(stdout, "%s %s%s%s\n", word, item.path.c_str(), report.reason.empty() ? "" : ": ", report.reason.c_str());
+    std::fflush(stdout);
+}
+
+void print_summary(const std::filesystem::path& data_dir, const std::vector<work_item>& items,
+                   const std::vector<file_report>& reports, std::size_t ignored, const tally& counts) {
+    std::printf("wheelhouse ingest: %zu file%s into %s\n", items.size(), items.size() == 1 ? "" : "s",
+                data_dir.c_str());
+    std::printf("  added      %zu\n", counts.added.load());
+    std::printf("  identical  %zu (already present, byte for byte)\n", counts.identical.load());
+    std::printf("  rejected   %zu\n", counts.rejected.load());
+    if (ignored > 0) {
+        std::printf("  (%zu file%s without the .whl or .tar.gz extension ignored)\n", ignored, ignored == 1 ? "" : "s");
+    }
+    if (counts.rejected > 0) {
+        std::printf("rejected:\n");
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            if (reports[i].outcome != file_outcome::rejected) continue;
+            std::printf("  %s: %s\n", items[i].path.c_str(), reports[i].reason.c_str());
+        }
+    }
+    std::fflush(stdout);
+}
+
+// `work` on `jobs` threads, this one among them, until each returns.
+void run_on_threads(std::size_t jobs, const std::function<void()>& work) {
+    std::vector<std::thread> workers;
+    for (std::size_t i = 1; i < jobs; ++i) workers.emplace_back(work);
+    work();
+    for (auto& worker : workers) worker.join();
+}
+
 }  // namespace
 
 int run_ingest(const ingest_command_options& options) {
@@ -126,71 +181,29 @@ int run_ingest(const ingest_command_options& options) {
     auto [items, ignored] = collect(options.paths);
     std::vector<file_report> reports(items.size());
     std::atomic<std::size_t> next{0};
-    std::atomic<std::size_t> added{0}, identical{0}, rejected{0};
+    tally counts;
     progress_bar progress(items.size(), ::isatty(STDERR_FILENO) == 1);
     std::mutex output;
-
-    ingest::ingest_options ingest_options;
-    ingest_options.uploaded_by = "cli";
 
     // `files` names the binding: clang 14 cannot capture a structured binding.
     const auto work = [&, &files = items] {
         for (std::size_t index = next++; index < files.size(); index = next++) {
             const auto& item = files[index];
-            auto& report = reports[index];
-            if (item.problem) {
-                report = {file_outcome::rejected, *item.problem};
-            } else {
-                auto ingested = ingester.ingest_file(item.path, ingest_options);
-                if (!ingested) {
-                    report = {file_outcome::rejected, describe(ingested.error())};
-                } else if (ingested->outcome == ingest::ingest_outcome::created) {
-                    report = {file_outcome::added, {}};
-                } else {
-                    report = {file_outcome::identical, {}};
-                }
-            }
-            (report.outcome == file_outcome::added       ? added
-             : report.outcome == file_outcome::identical ? identical
-                                                         : rejected)++;
+            reports[index] = ingest_one(ingester, item);
+            counts.count(reports[index].outcome);
             if (options.verbose) {
                 std::lock_guard lock(output);
-                const char* word = report.outcome == file_outcome::added       ? "added    "
-                                   : report.outcome == file_outcome::identical ? "identical"
-                                                                               : "rejected ";
-                std::fprintf(stdout, "%s %s%s%s\n", word, item.path.c_str(), report.reason.empty() ? "" : ": ",
-                             report.reason.c_str());
-                std::fflush(stdout);
+                print_outcome(item, reports[index]);
             }
-            progress.update(added, identical, rejected, item.path.filename().string());
+            progress.update(counts.added, counts.identical, counts.rejected, item.path.filename().string());
         }
     };
-
     const std::size_t cores = std::max<std::size_t>(1, std::thread::hardware_concurrency());
-    const std::size_t jobs = std::min(options.jobs == 0 ? cores : options.jobs, std::max<std::size_t>(1, items.size()));
-    std::vector<std::thread> workers;
-    for (std::size_t i = 1; i < jobs; ++i) workers.emplace_back(work);
-    work();
-    for (auto& worker : workers) worker.join();
+    run_on_threads(std::min(options.jobs == 0 ? cores : options.jobs, std::max<std::size_t>(1, items.size())), work);
     progress.finish();
 
-    std::printf("wheelhouse ingest: %zu file%s into %s\n", items.size(), items.size() == 1 ? "" : "s",
-                data_dir.c_str());
-    std::printf("  added      %zu\n", added.load());
-    std::printf("  identical  %zu (already present, byte for byte)\n", identical.load());
-    std::printf("  rejected   %zu\n", rejected.load());
-    if (ignored > 0) {
-        std::printf("  (%zu file%s without the .whl or .tar.gz extension ignored)\n", ignored, ignored == 1 ? "" : "s");
-    }
-    if (rejected > 0) {
-        std::printf("rejected:\n");
-        for (std::size_t i = 0; i < items.size(); ++i) {
-            if (reports[i].outcome != file_outcome::rejected) continue;
-            std::printf("  %s: %s\n", items[i].path.c_str(), reports[i].reason.c_str());
-        }
-    }
-    std::fflush(stdout);
-    return rejected > 0 ? 1 : 0;
+    print_summary(data_dir, items, reports, ignored, counts);
+    return counts.rejected > 0 ? 1 : 0;
 }
 
 void add_ingest_command(CLI::App& app) {

@@ -56,8 +56,8 @@ app::app_settings app_settings_from(const config::settings& settings) {
     app::app_settings out;
     out.page_max_age = settings.page_max_age;
     out.max_upload_bytes = settings.max_upload_bytes;
-    out.ingest_workers = settings.ingest_workers;
-    out.ingest_queue = settings.ingest_queue;
+    out.write_workers = settings.ingest_workers;
+    out.write_queue = settings.ingest_queue;
     out.private_index = settings.private_index;
     if (!settings.public_url.empty()) out.files_base = *static_export::files_base_for(settings.public_url);  // checked
     out.remote_download_mode = settings.remote_download_mode;

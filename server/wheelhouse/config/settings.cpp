@@ -80,9 +80,9 @@ const std::vector<setting>& table() {
                 "limit leaves room for, two descriptors each)"),
         declare(serving, "drain-timeout", &settings::drain_timeout, "Seconds to finish requests on SIGTERM (default 10)"),
         declare(serving, "ingest-workers", &settings::ingest_workers,
-                "Threads validating uploads (default: one per core)", zero_is_one_per_core),
+                "Threads for catalog writes: uploads, registrations, curation (default: one per core)", zero_is_one_per_core),
         declare(serving, "ingest-queue", &settings::ingest_queue,
-                "Uploads that may wait for a worker before 503 (default 16)"),
+                "Writes (uploads, registrations, curation) that may wait for a worker before 503 (default 16)"),
         declare(serving, "private", &settings::private_index,
                 "Private index: reading pages and files needs a token too (pip: --index-url "
                 "http://__token__:TOKEN@HOST/simple/); WHEELHOUSE_PRIVATE=0 overrides the file's private = true"),

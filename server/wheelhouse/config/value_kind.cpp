@@ -4,15 +4,13 @@
 
 #include <boost/url/ipv6_address.hpp>
 
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::config {
 namespace {
 
-std::string trimmed(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t");
-    if (first == std::string_view::npos) return {};
-    const auto last = text.find_last_not_of(" \t");
-    return std::string(text.substr(first, last - first + 1));
-}
+using text::to_lower;
+using text::trim;
 
 std::vector<std::string> split_commas(std::string_view text) {
     std::vector<std::string> parts;
@@ -39,9 +37,7 @@ bool is_host(const std::string& host) {
 result<std::vector<std::string>> parse_host_list(std::string_view comma_separated) {
     std::vector<std::string> hosts;
     for (const auto& raw : split_commas(comma_separated)) {
-        std::string host = trimmed(raw);
-        std::transform(host.begin(), host.end(), host.begin(),
-                       [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); });
+        std::string host = to_lower(trim(raw));
         if (host.empty()) continue;
         if (!is_host(host)) {
             return invalid("'" + raw + "' is not a host name or IP address; write names alone, without scheme, port or path "

@@ -12,6 +12,7 @@
 #include <openssl/ssl.h>
 
 #include "wheelhouse/remote/tls_context.hpp"
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/transport/net.hpp"
 
 namespace wheelhouse::remote {
@@ -24,14 +25,7 @@ constexpr std::size_t chunk_bytes = 256 * 1024;
 constexpr std::chrono::milliseconds rearm_interval{100};
 constexpr std::uint32_t header_limit = 64 * 1024;
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); });
-    return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) { return a.size() == b.size() && lower(a) == lower(b); }
+using text::to_lower;
 
 std::string seconds_text(std::chrono::milliseconds duration) {
     const auto ms = duration.count();
@@ -56,8 +50,8 @@ result<target> parse_target(const std::string& url, const host_policy& policy) {
     if (!view) return invalid("'" + url + "' is not a valid URL");
     target out;
     out.url = url;
-    out.tls = lower(view->scheme()) == "https";
-    out.host = lower(view->host_address());
+    out.tls = to_lower(view->scheme()) == "https";
+    out.host = to_lower(view->host_address());
     if (!out.host.empty() && out.host.back() == '.') out.host.pop_back();
     out.host_is_ip = view->host_type() == boost::urls::host_type::ipv4 ||
                      view->host_type() == boost::urls::host_type::ipv6;
@@ -264,7 +258,7 @@ private:
         request.set(http::field::connection, "close");
         for (const auto& [name, value] : request_.headers) {
             // Credentials for the API host never travel to the storage host it redirects to.
-            if (iequals(name, "authorization") && t.host != first_host_) continue;
+            if (beast::iequals(name, "authorization") && t.host != first_host_) continue;
             request.set(name, value);
         }
         socket.expires_at(deadline_after(settings_.read_timeout));
@@ -290,7 +284,7 @@ private:
         }
         response_.status = status;
         response_.headers.clear();
-        for (const auto& field : message) response_.headers.emplace_back(lower(field.name_string()), std::string(field.value()));
+        for (const auto& field : message) response_.headers.emplace_back(to_lower(field.name_string()), std::string(field.value()));
         const auto declared = parser.content_length();
         if (!sink_ && declared && *declared > request_.max_body) return too_large(t, *declared);
         if (on_head_ && *on_head_) {

@@ -11,6 +11,7 @@
 #include "wheelhouse/ingest/zip_tail.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/remote/github_release.hpp"
+#include "wheelhouse/text/ascii.hpp"
 
 namespace wheelhouse::remote {
 namespace {
@@ -41,15 +42,7 @@ std::optional<content_range> parse_content_range(std::string_view text) {
     return range;
 }
 
-bool is_sha256_hex(std::string_view text) {
-    return text.size() == 64 &&
-           std::all_of(text.begin(), text.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
-}
-
-std::string lower(std::string text) {
-    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-}
+using text::to_lower;
 
 // An upstream answer that is not the asset: the status says whose fault it is.
 error status_error(unsigned status, std::string_view url) {
@@ -273,10 +266,10 @@ registration_report registrar::register_asset(const registration_request& reques
     if (auto allowed = client_.settings().policy.check_url(request.url); !allowed) return reject(allowed.error());
 
     if (request.sha256) {
-        if (!is_sha256_hex(*request.sha256)) {
+        if (!crypto::is_sha256_hex(to_lower(*request.sha256))) {
             return reject(invalid("sha256 \"" + *request.sha256 + "\" is not 64 hexadecimal digits"));
         }
-        report.sha256 = lower(*request.sha256);
+        report.sha256 = to_lower(*request.sha256);
         report.sha256_source = request.sha256_source;
         // Already there: answered before any request to the host (unless asked to verify).
         if (!request.verify) {

@@ -24,14 +24,14 @@ std::atomic<std::uint64_t> next_log_id{1};
 
 std::string describe(int error_number) { return std::system_category().message(error_number); }
 
-result<file_descriptor> open_destination(const std::string& destination) {
+result<storage::descriptor> open_destination(const std::string& destination) {
     const auto refused = [&](const std::string& what) {
         return make_error(error_kind::internal, "give --access-log a file this user may append to, '-' for standard "
                                                 "output or 'off': cannot open " + what + " (" + describe(errno) + ")");
     };
     if (destination == "-") {
         // Its own descriptor, so the log's writes do not depend on who else closes or reopens 1.
-        file_descriptor out{::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0)};
+        storage::descriptor out{::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0)};
         if (!out) return refused("standard output");
         return out;
     }
@@ -39,7 +39,7 @@ result<file_descriptor> open_destination(const std::string& destination) {
     std::error_code ignored;  // a folder that cannot be made shows in open()'s error
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
     // O_APPEND: every block lands at the end, also after logrotate's copytruncate.
-    file_descriptor file{::open(destination.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)};
+    storage::descriptor file{::open(destination.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)};
     if (!file) return refused(destination);
     return file;
 }

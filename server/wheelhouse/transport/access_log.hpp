@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "wheelhouse/result.hpp"
-#include "wheelhouse/transport/file_descriptor.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 
 namespace wheelhouse::metrics {
 class server_metrics;
@@ -88,7 +88,7 @@ private:
     const std::uint64_t id_;  // never reused, unlike an address: keys the threads' cached buffers
     std::string destination_;
     metrics::server_metrics* metrics_;
-    file_descriptor file_;
+    storage::descriptor file_;
     std::optional<error> failure_;
 
     std::mutex buffers_mutex_;

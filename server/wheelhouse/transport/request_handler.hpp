@@ -13,8 +13,8 @@
 #include <boost/beast/http/message_generator.hpp>
 
 #include "wheelhouse/result.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/transport/body_source.hpp"
-#include "wheelhouse/transport/file_descriptor.hpp"
 #include "wheelhouse/transport/net.hpp"
 
 namespace wheelhouse::transport {
@@ -31,7 +31,7 @@ struct prepared_response {
 // Bytes of an open file that follow a prepared head: the session sends them with sendfile(2),
 // from the page cache to the socket without passing through the server's memory.
 struct file_span {
-    std::shared_ptr<file_descriptor> file;  // shared so the response stays copyable
+    std::shared_ptr<storage::descriptor> file;  // shared so the response stays copyable
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
 };

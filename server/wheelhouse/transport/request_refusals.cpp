@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "wheelhouse/text/ascii.hpp"
+
 namespace wheelhouse::transport {
 namespace {
 
-std::string_view trim_whitespace(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-}
+using text::trim;
 
 // The codings of every Transfer-Encoding field in order, by name (parameters dropped); empty
 // list elements are skipped as RFC 9110 §5.6.1 asks.
@@ -23,7 +21,7 @@ std::vector<std::string_view> transfer_codings(const http::request_header<>& hea
             const auto comma = list.find(',');
             auto element = list.substr(0, comma);
             list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-            element = trim_whitespace(element.substr(0, element.find(';')));
+            element = trim(element.substr(0, element.find(';')));
             if (!element.empty()) codings.push_back(element);
         }
     }

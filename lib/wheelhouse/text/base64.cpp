@@ -1,37 +1,13 @@
-#include "wheelhouse/auth/base64.hpp"
+#include "wheelhouse/text/base64.hpp"
 
 #include <array>
 #include <cstdint>
 
-namespace wheelhouse::auth {
+namespace wheelhouse::text {
 namespace {
 
 constexpr std::string_view standard_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 constexpr std::string_view url_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-std::string encode(std::string_view bytes, std::string_view alphabet, bool pad) {
-    std::string out;
-    out.reserve((bytes.size() + 2) / 3 * 4);
-    std::size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const std::uint32_t group = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16 |
-                                    static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8 |
-                                    static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 2]));
-        out.push_back(alphabet[group >> 18 & 63]);
-        out.push_back(alphabet[group >> 12 & 63]);
-        out.push_back(alphabet[group >> 6 & 63]);
-        out.push_back(alphabet[group & 63]);
-    }
-    const std::size_t left = bytes.size() - i;
-    if (left == 0) return out;
-    std::uint32_t group = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
-    if (left == 2) group |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
-    out.push_back(alphabet[group >> 18 & 63]);
-    out.push_back(alphabet[group >> 12 & 63]);
-    if (left == 2) out.push_back(alphabet[group >> 6 & 63]);
-    if (pad) out.append(left == 1 ? "==" : "=");
-    return out;
-}
 
 constexpr std::array<std::int8_t, 256> decoding_table() {
     std::array<std::int8_t, 256> table{};
@@ -44,9 +20,30 @@ constexpr std::array<std::int8_t, 256> decoding_table() {
 
 }  // namespace
 
-std::string base64_encode(std::string_view bytes) { return encode(bytes, standard_alphabet, true); }
+std::string base64url_encode(std::span<const std::uint8_t> bytes) {
+    std::string out;
+    out.reserve((bytes.size() * 4 + 2) / 3);
+    std::size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const std::uint32_t group = std::uint32_t{bytes[i]} << 16 | std::uint32_t{bytes[i + 1]} << 8 | bytes[i + 2];
+        out.push_back(url_alphabet[group >> 18 & 63]);
+        out.push_back(url_alphabet[group >> 12 & 63]);
+        out.push_back(url_alphabet[group >> 6 & 63]);
+        out.push_back(url_alphabet[group & 63]);
+    }
+    const std::size_t left = bytes.size() - i;
+    if (left == 0) return out;
+    std::uint32_t group = std::uint32_t{bytes[i]} << 16;
+    if (left == 2) group |= std::uint32_t{bytes[i + 1]} << 8;
+    out.push_back(url_alphabet[group >> 18 & 63]);
+    out.push_back(url_alphabet[group >> 12 & 63]);
+    if (left == 2) out.push_back(url_alphabet[group >> 6 & 63]);
+    return out;
+}
 
-std::string base64url_encode(std::string_view bytes) { return encode(bytes, url_alphabet, false); }
+std::string base64url_encode(std::string_view bytes) {
+    return base64url_encode(std::span<const std::uint8_t>{reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+}
 
 std::optional<std::string> base64_decode(std::string_view text) {
     static constexpr auto table = decoding_table();
@@ -78,4 +75,4 @@ std::optional<std::string> base64_decode(std::string_view text) {
     return out;
 }
 
-}  // namespace wheelhouse::auth
+}  // namespace wheelhouse::text
