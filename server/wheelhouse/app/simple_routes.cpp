@@ -111,11 +111,14 @@ transport::outgoing_response answer_page(const http::request_header<>& request, 
 }
 
 // A hit answers inline; a miss is rendered on the read pool, once however many requests wait
-// for it, and answered from there (503 when the pool's queue is full).
+// for it, and answered from there (503 when the pool's queue is full). `make_renderer` is called
+// on a miss only, so a hit copies nothing for a render it does not need.
+template <class MakeRenderer>
 route_answer serve_page(route_context& context, route_request& request, const page_key& key,
-                        page_cache::renderer render, const page_answer& how) {
+                        const MakeRenderer& make_renderer, const page_answer& how) {
     if (auto hit = context.pages.find(key)) return respond_with_page(request.header(), *hit, how.content_type,
                                                                      how.cache_control, how.negotiated);
+    page_cache::renderer render = make_renderer();
     auto waiter = [header = request.header(), respond = request.respond, project = key.project,
                    content_type = how.content_type, cache_control = std::string(how.cache_control),
                    negotiated = how.negotiated](const page_cache::page_result& page) {
@@ -172,9 +175,12 @@ route_answer serve_simple(route_context& context, route_request& routed, const s
         // Every index lists every project (a variant page may hold only its pure files), so
         // they share one list, kept in the /simple/ scope, or in its filter's scope for a
         // project-limited token; its links are relative.
-        return serve_page(context, routed, {list_scope(routed.visible), "", choice->format},
-                          [&context, format = choice->format, visible = routed.visible] {
-                              return render_project_list(context, format, visible);
+        const auto format = choice->format;
+        return serve_page(context, routed, {list_scope(routed.visible), "", format},
+                          [&] {
+                              return [&context, format, visible = routed.visible] {
+                                  return render_project_list(context, format, visible);
+                              };
                           },
                           {choice->content_type, cache_control, negotiated});
     }
@@ -190,9 +196,12 @@ route_answer serve_simple(route_context& context, route_request& routed, const s
         return redirect_permanently(request, std::string(prefix) + normalized + "/");
 
     const std::string scope = index.selector ? index.selector->canonical() : std::string();
-    return serve_page(context, routed, {scope, normalized, choice->format},
-                      [&context, normalized, index, format = choice->format] {
-                          return render_project(context, normalized, index, format);
+    const auto format = choice->format;
+    return serve_page(context, routed, {scope, normalized, format},
+                      [&] {
+                          return [&context, normalized, index, format] {
+                              return render_project(context, normalized, index, format);
+                          };
                       },
                       {choice->content_type, cache_control, negotiated});
 }
