@@ -193,7 +193,8 @@ token_store::check_result token_store::check(std::string_view secret) const {
     auto entry = look_up(hash);
     std::lock_guard lock(cache_mutex_);
     // A token created, revoked or changed elsewhere while this read ran: its answer may be stale.
-    if (generation == generation_) {
+    // A failed read is never kept (refusal_until_ms 0): the next check reads again.
+    if (generation == generation_ && (entry.answer.grant || entry.refusal_until_ms != 0)) {
         if (checks_.size() >= max_cached_checks) checks_.clear();
         checks_.insert_or_assign(hash, entry);
     }
@@ -219,8 +220,7 @@ token_store::cached_check token_store::look_up(const std::string& hash) const {
     const auto refusal = [&](check_result answer) {
         return cached_check{std::move(answer), std::nullopt, now + std::chrono::milliseconds(refusal_lifetime).count()};
     };
-    // Not kept: the next check reads again.
-    if (!read) return {{read.error(), "the tokens could not be read: " + read.error().message}, std::nullopt, now};
+    if (!read) return {{read.error(), "the tokens could not be read: " + read.error().message}, std::nullopt, 0};
     // The index found the row; the comparison that decides is constant-time all the same.
     if (!found || !constant_time_equal(stored_hash, hash)) return refusal({refused_token(), "unknown wheelhouse token"});
     if (found->revoked_ms) return refusal({refused_token(), "token '" + found->grant.name + "' is revoked"});

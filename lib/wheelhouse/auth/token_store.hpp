@@ -85,7 +85,7 @@ private:
     struct cached_check {
         check_result answer;
         std::optional<std::int64_t> expires_ms;  // the grant's
-        std::int64_t refusal_until_ms = 0;       // for a refusal: when it must be asked again
+        std::int64_t refusal_until_ms = 0;       // for a refusal: when to ask again (0: never kept)
     };
     cached_check look_up(const std::string& hash) const;  // in the database
     void forget_checks() const;
