@@ -17,6 +17,7 @@ build=(
 test=(
   python3 python3-pip python3-packaging python3-pytest python3-wheel twine curl zip unzip
   python3-poetry python3-pdm pipenv  # tests/e2e/test_clients.py: the README's client commands
+  python3-jsonschema  # tests/e2e/test_pep825_variants.py: the PEP 825 appendix's JSON schema
   nginx-light wrk chromium sqlite3 openssl ca-certificates procps prometheus strace util-linux
   clang-14 libclang-rt-14-dev  # the fuzz preset: clang 14 and its libFuzzer
 )

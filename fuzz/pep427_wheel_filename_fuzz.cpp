@@ -2,6 +2,7 @@
 // - it reassembles from its parts into a filename that parses to the same parts (parse∘print);
 // - spelled with the normalised name ('_' for each run of separators) and the normalised version,
 //   it still parses, to the same project and an equal version;
+// - a PEP 825 variant label survives both;
 // - every tag is a valid tag, the project name's normalisation is idempotent, and the variant
 //   decoder takes the result.
 
@@ -25,8 +26,9 @@ std::string joined(const std::vector<std::string>& tags) {
 std::string assemble(std::string_view name, std::string_view version, const wheel_filename& parts) {
     std::string out = std::string(name) + "-" + std::string(version);
     if (parts.build) out += "-" + parts.build->text;
-    return out + "-" + joined(parts.python_tags) + "-" + joined(parts.abi_tags) + "-" + joined(parts.platform_tags) +
-           ".whl";
+    out += "-" + joined(parts.python_tags) + "-" + joined(parts.abi_tags) + "-" + joined(parts.platform_tags);
+    if (parts.variant_label) out += "-" + *parts.variant_label;
+    return out + ".whl";
 }
 
 void check_same_parts(const wheel_filename& a, const wheel_filename& b) {
@@ -40,6 +42,7 @@ void check_same_parts(const wheel_filename& a, const wheel_filename& b) {
     }
     WHEELHOUSE_FUZZ_CHECK(a.python_tags == b.python_tags && a.abi_tags == b.abi_tags && a.platform_tags == b.platform_tags,
                           names + ": tags differ");
+    WHEELHOUSE_FUZZ_CHECK(a.variant_label == b.variant_label, names + ": variant label differs");
 }
 
 std::string wheel_name_escape(std::string_view normalized) {

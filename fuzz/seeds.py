@@ -178,8 +178,23 @@ def globs() -> list[str]:
             "*a*a*a*b\naaaaaaaaaaaa", "flash-attn\nFlash_Attn", "??*?\nab"]
 
 
+def variant_metadata() -> list[str]:
+    schema = "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json"
+    cuda = '{"nvidia": {"cuda_version_lower_bound": ["12.8"], "sm_arch": ["120_real", "90_real"]}}'
+    return [
+        '{"$schema": "%s", "default-priorities": {"namespace": ["nvidia"]}, "variants": {"cu128": %s}}' % (schema, cuda),
+        '{"$schema": "%s", "default-priorities": {"namespace": ["nvidia"]}, "variants": {"null": {}}}' % schema,
+        '{"$schema": "%s", "default-priorities": {"namespace": ["x86_64", "blas_lapack"]}, "variants": '
+        '{"x8664v3_openblas": {"blas_lapack": {"library": ["openblas"]}, "x86_64": {"level": ["v3"]}}}}' % schema,
+        '{"$schema": "%s", "default-priorities": {"namespace": ["a", "a"]}, "variants": {"a": {}, "a": {}}}' % schema,
+        '{"$schema": "%s", "default-priorities": {"namespace": ["nvidia"], "feature": {}}, "variants": {}}'
+        % schema.replace("0.1.1", "0.1.0"),
+    ]
+
+
 def corpora() -> dict[str, list[str | bytes]]:
     filenames = column("wheel_filenames.tsv", "filename") + column("invalid_wheel_filenames.tsv", "filename")
+    filenames += column("variant_wheel_filenames.tsv", "filename")
     return {
         "pep440_version_fuzz": versions(),
         "pep440_specifier_fuzz": specifier_sets(),
@@ -189,6 +204,7 @@ def corpora() -> dict[str, list[str | bytes]]:
         "variants_decode_fuzz": local_labels(),
         "variants_selector_fuzz": selectors(),
         "core_metadata_fuzz": metadata(),
+        "pep825_variant_metadata_fuzz": variant_metadata(),
         "record_fuzz": records(),
         "multipart_parser_fuzz": multipart(),
         "wheel_archive_fuzz": wheels(),

@@ -32,6 +32,10 @@ export async function showFile(target, filename, stillCurrent) {
       el('dt', null, 'Variant'), el('dd', {id: 'file-variant'}, variantEntries.length === 0 ? 'none'
         : el('ul', {class: 'inline-list'}, variantEntries.map(([key, value]) =>
           el('li', null, el('span', {class: 'muted'}, `${key} `), Array.isArray(value) ? value.join(', ') : String(value))))),
+      file.pep825 === null ? null : [
+        el('dt', null, 'PEP 825 variant'), el('dd', {id: 'file-pep825'}, el('code', null, file.pep825.label), ': ',
+          file.pep825.properties.length === 0 ? 'no properties (the null variant)'
+            : el('ul', {class: 'inline-list'}, file.pep825.properties.map((property) => el('li', null, property))))],
       el('dt', null, 'Requires-Python'), el('dd', null, file.requires_python ?? 'any'),
       el('dt', null, 'Project status'), el('dd', null, file.project_status)),
     curation(file),

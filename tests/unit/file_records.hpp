@@ -22,8 +22,9 @@ inline catalog::file_record file_record_for(const std::string& filename) {
     file.version = wheel->version_text;
     file.normalized_version = wheel->version.to_string();
     file.local_label = wheel->version.local_string();
-    // The tags as written: the last three '-'-separated parts.
+    // The tags as written: the last three '-'-separated parts before any variant label.
     std::string stem = filename.substr(0, filename.size() - 4);
+    if (wheel->variant_label) stem.resize(stem.size() - wheel->variant_label->size() - 1);
     std::string tags[3];
     for (int i = 2; i >= 0; --i) {
         const auto dash = stem.rfind('-');

@@ -41,7 +41,7 @@ std::string joined(const json::value& tags) {
 
 const std::vector<std::string> described_keys = {
     "filename", "name", "normalized_name", "version", "normalized_version", "public_version", "local",
-    "build", "python_tags", "abi_tags", "platform_tags", "variant"};
+    "build", "python_tags", "abi_tags", "platform_tags", "variant", "variant_label"};
 
 }  // namespace
 
@@ -165,7 +165,7 @@ TEST_CASE("inspect: the JSON of a CUDA build, spelled out", "[inspect]") {
           R"({"filename":"flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl","name":"flash_attn",)"
           R"("normalized_name":"flash-attn","version":"2.8.3+cu128torch2.8","normalized_version":"2.8.3+cu128torch2.8",)"
           R"("public_version":"2.8.3","local":"cu128torch2.8","build":null,"python_tags":["cp312"],"abi_tags":["cp312"],)"
-          R"("platform_tags":["linux_x86_64"],"variant":{"cuda":"12.8","torch":"2.8"}})");
+          R"("platform_tags":["linux_x86_64"],"variant":{"cuda":"12.8","torch":"2.8"},"variant_label":null})");
 
     // SageAttention names torch 2.8.0 and CUDA 12.9 in its build tag.
     const auto sage = report("sageattention-2.2.0-280.129-cp312-cp312-linux_x86_64.whl");

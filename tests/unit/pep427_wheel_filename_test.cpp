@@ -112,6 +112,31 @@ TEST_CASE("pep427: invalid filenames are refused with the precise reason", "[pep
     }
 }
 
+TEST_CASE("pep427: PEP 825 variant labels are read and told from build tags", "[pep427][pep825]") {
+    const tsv_table table("variant_wheel_filenames.tsv");
+    REQUIRE(table.rows().size() >= 10);
+    const auto filename = table.column("filename");
+    const auto normalized_name = table.column("normalized_name");
+    const auto normalized_version = table.column("normalized_version");
+    const auto build_number = table.column("build_number");
+    const auto python_tags = table.column("python_tags");
+    const auto abi_tags = table.column("abi_tags");
+    const auto platform_tags = table.column("platform_tags");
+    const auto variant_label = table.column("variant_label");
+    for (const auto& row : table.rows()) {
+        CAPTURE(row.line, row.fields[filename]);
+        const auto result = parse_wheel_filename(row.fields[filename]);
+        if (!result) FAIL(result.error().message);
+        CHECK(result->normalized_name == row.fields[normalized_name]);
+        CHECK(result->version.to_string() == row.fields[normalized_version]);
+        CHECK((result->build ? std::to_string(result->build->number) : std::string()) == row.fields[build_number]);
+        CHECK(joined(result->python_tags) == row.fields[python_tags]);
+        CHECK(joined(result->abi_tags) == row.fields[abi_tags]);
+        CHECK(joined(result->platform_tags) == row.fields[platform_tags]);
+        CHECK(result->variant_label.value_or("") == row.fields[variant_label]);
+    }
+}
+
 TEST_CASE("pep427: a bad version carries the pep440 reason", "[pep427]") {
     const auto result = parse_wheel_filename("flash_attn-2.8.3.post1.post2-cp312-cp312-linux_x86_64.whl");
     REQUIRE_FALSE(result.has_value());
@@ -121,9 +146,10 @@ TEST_CASE("pep427: a bad version carries the pep440 reason", "[pep427]") {
 TEST_CASE("pep427: the part count is reported with the expected form", "[pep427]") {
     const auto result = parse_wheel_filename("flash_attn-2.8.3-linux_x86_64.whl");
     REQUIRE_FALSE(result.has_value());
-    CHECK_THAT(result.error().message, Catch::Contains("found 3 '-'-separated parts where 5 or 6 are expected"));
+    CHECK_THAT(result.error().message, Catch::Contains("found 3 '-'-separated parts where 5, 6 or 7 are expected"));
     CHECK_THAT(result.error().message,
-               Catch::Contains("{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}.whl"));
+               Catch::Contains("{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}"
+                               "(-{variant label})?.whl"));
 }
 
 TEST_CASE("pep427: 255 bytes are allowed, 256 are not", "[pep427]") {

@@ -173,6 +173,30 @@ TEST_CASE("remote archive: what the filename says is held to METADATA, as for up
     CHECK_THAT(other.error().message, Catch::Contains("METADATA says Version: 1.0, but the filename says 1.1"));
 }
 
+TEST_CASE("remote archive: a variant wheel's variant.json is read by range, like METADATA", "[remote_archive][pep825]") {
+    const std::string variant_json =
+        R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json", )"
+        R"("default-priorities": {"namespace": ["nvidia"]}, )"
+        R"("variants": {"cu128": {"nvidia": {"cuda_version_lower_bound": ["12.8"]}}}})";
+    wheel_spec spec;
+    spec.files = {{"demo/_native.so", incompressible(2 << 20)}, {"demo-1.0.dist-info/variant.json", variant_json}};
+    served_bytes file{build_wheel(spec)};
+    auto cache = file.cache();
+    const auto labelled = pep427::parse_wheel_filename("demo-1.0-py3-none-any-cu128.whl").value();
+    auto validated = ingest::validate_remote_wheel(cache, labelled);
+    if (!validated) FAIL(validated.error().message);
+    CHECK(validated->archive.variant_json == variant_json);
+    REQUIRE(validated->variant.has_value());
+    CHECK(validated->variant->variants.contains("cu128"));
+    CHECK(cache.bytes_fetched() < 200 * 1024);  // the 2 MiB payload is never read
+
+    // Another label than variant.json's is refused, as for an upload.
+    auto cache_again = file.cache();
+    auto other = ingest::validate_remote_wheel(cache_again, pep427::parse_wheel_filename("demo-1.0-py3-none-any-cu130.whl").value());
+    REQUIRE_FALSE(other);
+    CHECK_THAT(other.error().message, Catch::Contains("must list exactly the filename's label 'cu130'"));
+}
+
 TEST_CASE("remote archive: not a zip, truncated or oversized directories are refused precisely", "[remote_archive]") {
     SECTION("not a zip") {
         served_bytes file{incompressible(100'000)};

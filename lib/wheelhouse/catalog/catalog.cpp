@@ -7,6 +7,7 @@
 
 #include "wheelhouse/catalog/audit.hpp"
 #include "wheelhouse/catalog/migrations.hpp"
+#include "wheelhouse/catalog/release_variants.hpp"
 #include "wheelhouse/sqlite/transaction.hpp"
 
 namespace wheelhouse::catalog {
@@ -18,7 +19,8 @@ constexpr std::string_view select_files =
     "f.platform_tag, f.build_tag, f.cuda, f.sm, f.torch, f.torch_and_higher, f.cxx11abi, f.rocm, f.cpu, f.xpu, "
     "f.git_hash, f.build_date, f.variant_unparsed, f.sha256, f.size, f.requires_python, f.summary, "
     "f.upload_time_ms, f.yanked_reason, f.download_mode, f.remote_url, f.metadata_sha256, f.metadata_size, "
-    "f.uploaded_by, f.fetch_url FROM files f JOIN projects p ON p.id = f.project_id ";
+    "f.uploaded_by, f.fetch_url, f.variant_label, f.variant_properties, f.variant_namespaces "
+    "FROM files f JOIN projects p ON p.id = f.project_id ";
 
 const std::string file_by_name = std::string(select_files) + "WHERE f.filename = ?1";
 const std::string file_by_sha256_and_name = std::string(select_files) + "WHERE f.filename = ?1 AND f.sha256 = ?2";
@@ -82,6 +84,9 @@ file_record read_file_row(const sqlite::statement& row) {
     file.metadata_size = static_cast<std::uint64_t>(row.column_int64(30));
     file.uploaded_by = row.column_optional_text(31);
     file.fetch_url = row.column_optional_text(32);
+    file.variant_label = row.column_optional_text(33);
+    file.variant_properties = row.column_text(34);
+    file.variant_namespaces = row.column_text(35);
     return file;
 }
 
@@ -134,9 +139,9 @@ result<void> insert_file(sqlite::connection& db, std::int64_t project_id, const 
         "INSERT INTO files (project_id, filename, version, normalized_version, local_label, python_tag, abi_tag, "
         "platform_tag, build_tag, cuda, sm, torch, torch_and_higher, cxx11abi, rocm, cpu, xpu, git_hash, build_date, "
         "variant_unparsed, sha256, size, requires_python, summary, upload_time_ms, yanked_reason, download_mode, "
-        "remote_url, metadata_sha256, metadata_size, uploaded_by, fetch_url) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, "
-        "?31, ?32)");
+        "remote_url, metadata_sha256, metadata_size, uploaded_by, fetch_url, variant_label, variant_properties, "
+        "variant_namespaces) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+        "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)");
     if (!insert) return insert.error();
     auto& statement = **insert;
     const auto& variant = file.variant;
@@ -171,7 +176,10 @@ result<void> insert_file(sqlite::connection& db, std::int64_t project_id, const 
         .bind_text(29, file.metadata_sha256)
         .bind_int64(30, static_cast<std::int64_t>(file.metadata_size))
         .bind_optional_text(31, file.uploaded_by)
-        .bind_optional_text(32, file.fetch_url);
+        .bind_optional_text(32, file.fetch_url)
+        .bind_optional_text(33, file.variant_label)
+        .bind_text(34, file.variant_properties)
+        .bind_text(35, file.variant_namespaces);
     return statement.run();
 }
 
@@ -286,7 +294,7 @@ result<std::optional<project_files>> read_project_files(sqlite::connection& db, 
     auto project = select_project(db, name);
     if (!project) return project.error();
     if (!*project) return std::optional<project_files>();
-    project_files found{std::move(**project), {}};
+    project_files found{std::move(**project), {}, {}};
     auto query = db.cached(files_by_project);
     if (!query) return query.error();
     (*query)->bind_text(1, name);
@@ -296,6 +304,9 @@ result<std::optional<project_files>> read_project_files(sqlite::connection& db, 
         if (!*row) break;
         found.files.push_back(read_file_row(**query));
     }
+    auto release_files = read_release_variants(db, name);
+    if (!release_files) return release_files.error();
+    found.release_variants = std::move(*release_files);
     return std::optional<project_files>(std::move(found));
 }
 
@@ -315,6 +326,13 @@ result<std::optional<file_record>> catalog::find_file(std::string_view sha256, s
     if (!row) return row.error();
     if (!*row) return std::optional<file_record>();
     return std::optional<file_record>(read_file_row(**query));
+}
+
+result<std::optional<release_variants_file>> catalog::find_release_variants(std::string_view sha256,
+                                                                            std::string_view filename) const {
+    auto reader = borrow_reader();
+    if (!reader) return reader.error();
+    return wheelhouse::catalog::find_release_variants(**reader, sha256, filename);
 }
 
 result<bool> catalog::references_blob(std::string_view sha256) const {
@@ -339,6 +357,7 @@ result<add_result> add_file_in_transaction(sqlite::connection& db, const new_fil
     }
     auto project_id = project_id_for(db, file);
     if (!project_id) return project_id.error();
+    if (auto fits = check_variant_fits(db, *project_id, file.file); !fits) return fits.error();
     if (before_insert) {
         if (auto ready = before_insert(); !ready) return ready.error();
     }
@@ -347,6 +366,10 @@ result<add_result> add_file_in_transaction(sqlite::connection& db, const new_fil
     if (added.file.upload_time_ms == 0) added.file.upload_time_ms = now_ms();
     if (auto inserted = insert_file(db, *project_id, added.file); !inserted) return inserted.error();
     added.file.id = db.last_insert_rowid();
+    if (added.file.variant_label) {
+        auto rewritten = rewrite_release_variants(db, *project_id, added.file.project, added.file.normalized_version);
+        if (!rewritten) return rewritten.error();
+    }
     if (auto audited = write_audit(db, file.file.uploaded_by.value_or("cli"), "add_file", file.file.filename,
                                    file.file.sha256);
         !audited) {
@@ -468,6 +491,15 @@ result<file_record> catalog::delete_file(std::string_view filename, std::string_
         if (!remove) return remove.error();
         (*remove)->bind_int64(1, (*row)->id);
         if (auto done = (*remove)->run(); !done) return done.error();
+        if ((*row)->variant_label) {
+            auto project = select_project(writer_, (*row)->project);
+            if (!project) return project.error();
+            if (*project) {
+                auto rewritten = rewrite_release_variants(writer_, (*project)->id, (*row)->project,
+                                                          (*row)->normalized_version);
+                if (!rewritten) return rewritten.error();
+            }
+        }
         if (auto audited = write_audit(writer_, actor, "delete_file", filename, (*row)->sha256); !audited) {
             return audited.error();
         }

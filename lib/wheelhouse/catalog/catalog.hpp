@@ -36,10 +36,12 @@ struct project_listing {
     std::int64_t last_upload_ms = 0;  // 0 without files
 };
 
-// One project and every file of it, read in one snapshot; files ordered by filename.
+// One project and every file of it, read in one snapshot; files ordered by filename, and the
+// PEP 825 variants.json of each release with variant wheels.
 struct project_files {
     project_record project;
     std::vector<file_record> files;
+    std::vector<release_variants_file> release_variants;
 };
 
 struct new_file {
@@ -89,6 +91,9 @@ public:
     result<std::optional<file_record>> find_file(std::string_view filename) const;
     // For /files/<sha256>/<filename>: both must match.
     result<std::optional<file_record>> find_file(std::string_view sha256, std::string_view filename) const;
+    // PEP 825: a release's generated variants.json, for /files/<sha256>/<filename>; both must match.
+    result<std::optional<release_variants_file>> find_release_variants(std::string_view sha256,
+                                                                       std::string_view filename) const;
     // True when some row's bytes are the blob `sha256`.
     result<bool> references_blob(std::string_view sha256) const;
 

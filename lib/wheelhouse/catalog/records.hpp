@@ -55,8 +55,23 @@ struct file_record {
     // Where proxy and cache modes fetch the bytes when not from remote_url: a private
     // repository's asset through GitHub's API, asked with the configured token (never stored).
     std::optional<std::string> fetch_url;
+    // PEP 825: the filename's variant label ("null" for the null variant); nullopt otherwise.
+    std::optional<std::string> variant_label;
+    std::string variant_properties;  // the label's properties (pep825::properties_json); "" without a label
+    std::string variant_namespaces;  // its variant.json's default-priorities.namespace, JSON; "" without a label
 
     bool yanked() const noexcept { return yanked_reason.has_value(); }
+};
+
+// PEP 825: the {name}-{version}-variants.json of a release with variant wheels, generated from
+// their rows (catalog/release_variants.hpp).
+struct release_variants_file {
+    std::string project;             // normalised project name
+    std::string normalized_version;
+    std::string filename;
+    std::string content;
+    std::string sha256;
+    std::int64_t updated_ms = 0;
 };
 
 // The spellings the schema's CHECK constraints and the JSON API use.

@@ -5,15 +5,17 @@
 #include <utility>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/pep825/variant_metadata.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
 namespace wheelhouse::ingest {
 namespace {
 
 // The python, abi and platform tags as the filename writes them ("py2.py3"), the last three
-// '-'-separated parts of a name pep427 already accepted.
-std::array<std::string, 3> written_tags(std::string_view filename) {
-    std::string_view stem = filename.substr(0, filename.size() - 4);  // ".whl"
+// '-'-separated parts of a name pep427 already accepted, before any variant label.
+std::array<std::string, 3> written_tags(const pep427::wheel_filename& wheel) {
+    std::string_view stem = std::string_view(wheel.filename).substr(0, wheel.filename.size() - 4);  // ".whl"
+    if (wheel.variant_label) stem.remove_suffix(wheel.variant_label->size() + 1);
     std::array<std::string, 3> tags;
     for (int i = 2; i >= 0; --i) {
         const auto dash = stem.rfind('-');
@@ -33,7 +35,7 @@ catalog::file_record make_file_record(const pep427::wheel_filename& wheel, const
     file.version = wheel.version_text;
     file.normalized_version = wheel.version.to_string();
     file.local_label = wheel.version.local_string();
-    auto tags = written_tags(wheel.filename);
+    auto tags = written_tags(wheel);
     file.python_tag = std::move(tags[0]);
     file.abi_tag = std::move(tags[1]);
     file.platform_tag = std::move(tags[2]);
@@ -47,6 +49,11 @@ catalog::file_record make_file_record(const pep427::wheel_filename& wheel, const
     file.metadata_sha256 = crypto::sha256_hex(validated.archive.metadata);
     file.metadata_size = validated.archive.metadata.size();
     file.uploaded_by = std::move(uploaded_by);
+    if (wheel.variant_label && validated.variant) {
+        file.variant_label = *wheel.variant_label;
+        file.variant_properties = pep825::properties_json(validated.variant->variants.at(*wheel.variant_label));
+        file.variant_namespaces = pep825::namespaces_json(validated.variant->namespace_priorities);
+    }
     return file;
 }
 

@@ -201,6 +201,7 @@ struct directory {
     std::size_t metadata = 0;  // indices into entries
     std::size_t wheel = 0;
     std::size_t record = 0;
+    std::optional<std::size_t> variant_json;  // PEP 825's, read like METADATA when present
 };
 
 // Pass 1: names, declared sizes and the dist-info directory, before inflating anything; then
@@ -290,11 +291,15 @@ result<directory> read_directory(zip_t* archive, const archive_limits& limits) {
     found.metadata = *metadata_entry;
     found.wheel = *wheel_entry;
     found.record = *record_entry;
+    if (const auto variant = by_name.find(found.dist_info + "/variant.json");
+        variant != by_name.end() && !entries[variant->second].directory) {
+        found.variant_json = variant->second;
+    }
     return found;
 }
 
 // The checks every reading shares once the directory is known: WHEEL's version. The result
-// carries WHEEL and the counts; METADATA is read last, by the caller.
+// carries WHEEL, variant.json and the counts; METADATA is read last, by the caller.
 result<wheel_archive> start_archive(zip_t* archive, const directory& found, const archive_limits& limits) {
     wheel_archive wheel;
     wheel.dist_info = found.dist_info;
@@ -303,6 +308,11 @@ result<wheel_archive> start_archive(zip_t* archive, const directory& found, cons
     if (!wheel_text) return wheel_text.error();
     if (auto checked = check_wheel_metadata(*wheel_text); !checked) return checked.error();
     wheel.wheel = std::move(wheel_text).value();
+    if (found.variant_json) {
+        auto variant = read_small_entry(archive, found.entries[*found.variant_json], limits.max_metadata_size);
+        if (!variant) return variant.error();
+        wheel.variant_json = std::move(variant).value();
+    }
     return wheel;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,7 @@ struct wheel_archive {
     std::string dist_info;  // "flash_attn-2.8.3.dist-info", without the trailing '/'
     std::string metadata;   // *.dist-info/METADATA, byte for byte
     std::string wheel;      // *.dist-info/WHEEL
+    std::optional<std::string> variant_json;  // *.dist-info/variant.json (PEP 825), when there is one
     std::uint64_t entry_count = 0;
     std::uint64_t uncompressed_size = 0;  // bytes actually inflated; declared, for a remote archive
     bool entries_verified = true;         // every entry inflated and held to RECORD; not for a remote archive

@@ -49,6 +49,26 @@ result<void> check_metadata_matches(const metadata::core_metadata& metadata, con
     return {};
 }
 
+result<std::optional<pep825::variant_metadata>> check_variant_metadata(const wheel_archive& archive,
+                                                                       const pep427::wheel_filename& wheel) {
+    if (!wheel.variant_label) return std::optional<pep825::variant_metadata>();
+    const auto& label = *wheel.variant_label;
+    const std::string file = archive.dist_info + "/variant.json";
+    if (!archive.variant_json) {
+        return invalid("rebuild the wheel with its variant.json: the filename names variant '" + label + "'",
+                       file + " is missing; PEP 825 variant wheels carry it, mapping the label to its properties");
+    }
+    auto parsed = pep825::parse_variant_metadata(*archive.variant_json);
+    if (!parsed) return invalid("fix variant.json and rebuild the wheel: " + parsed.error().message, file);
+    std::string labels;
+    for (const auto& [listed, properties] : parsed->variants) labels += (labels.empty() ? "" : ", ") + listed;
+    if (parsed->variants.size() != 1 || !parsed->variants.contains(label)) {
+        return invalid("rebuild the wheel: its variant.json must list exactly the filename's label '" + label + "'",
+                       file + " lists " + (labels.empty() ? std::string("no label") : labels));
+    }
+    return std::optional(std::move(parsed).value());
+}
+
 namespace {
 
 result<validated_wheel> check_against_filename(wheel_archive archive, const pep427::wheel_filename& wheel) {
@@ -59,7 +79,9 @@ result<validated_wheel> check_against_filename(wheel_archive archive, const pep4
     if (auto fields = metadata::validate_fields(*parsed); !fields) {
         return invalid(archive.dist_info + "/METADATA: " + fields.error().message);
     }
-    return validated_wheel{std::move(archive), std::move(parsed).value()};
+    auto variant = check_variant_metadata(archive, wheel);
+    if (!variant) return variant.error();
+    return validated_wheel{std::move(archive), std::move(parsed).value(), std::move(variant).value()};
 }
 
 }  // namespace

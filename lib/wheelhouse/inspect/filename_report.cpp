@@ -56,6 +56,8 @@ boost::json::object describe(const pep427::wheel_filename& wheel) {
     json["abi_tags"] = to_array(wheel.abi_tags);
     json["platform_tags"] = to_array(wheel.platform_tags);
     json["variant"] = variants::to_json(variants::decode(wheel));
+    if (wheel.variant_label) json["variant_label"] = *wheel.variant_label;
+    else json["variant_label"] = nullptr;
     return json;
 }
 

@@ -20,7 +20,8 @@ namespace wheelhouse::inspect {
 //   normalized_version, public_version, local (normalised label without '+', or null),
 //   build (null, or {"number": 280, "suffix": ".129", "text": "280.129"}),
 //   python_tags, abi_tags, platform_tags (arrays, compressed sets expanded, lower case),
-//   variant (variants::to_json of the decoded variant; {} when nothing was decoded).
+//   variant (variants::to_json of the decoded variant; {} when nothing was decoded),
+//   variant_label (PEP 825: the filename's variant label, "null" for the null variant, or null).
 boost::json::object describe(const pep427::wheel_filename& wheel);
 
 // {"filename": …, "error": message} for a name that was refused. A filename that is not

@@ -22,13 +22,22 @@ using text::quoted;
 constexpr std::size_t longest_filename = 255;  // bytes; the limit of ext4, XFS, NTFS, APFS
 constexpr std::string_view extension = ".whl";
 constexpr std::string_view expected_form =
-    "{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}.whl";
+    "{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}(-{variant label})?.whl";
 
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 bool is_tag_character(char c) noexcept {
     return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool is_label_character(char c) noexcept { return is_digit(c) || (c >= 'a' && c <= 'z') || c == '_' || c == '.'; }
+
+// A part that reads as a platform tag: taken for a variant label, it would hide a build tag or a
+// local label written with '-' ("flash_attn-2.8.3-cu128-cp312-cp312-linux_x86_64.whl").
+bool looks_like_platform_tag(std::string_view part) noexcept {
+    constexpr std::array<std::string_view, 8> prefixes = {"linux_",   "manylinux", "musllinux_", "macosx_",
+                                                          "win_",     "win32",     "android_",   "ios_"};
+    return part == "any" || std::any_of(prefixes.begin(), prefixes.end(), [&](auto p) { return part.starts_with(p); });
+}
 
 class parser {
 public:
@@ -47,7 +56,7 @@ public:
         }
         const std::string_view stem = filename_.substr(0, filename_.size() - extension.size());
 
-        std::array<std::string_view, 6> parts{};
+        std::array<std::string_view, 7> parts{};
         std::size_t count = 0;
         std::size_t start = 0;
         while (true) {
@@ -58,9 +67,17 @@ public:
             if (dash == std::string_view::npos) break;
             start = dash + 1;
         }
-        if (count != 5 && count != 6) {
+        // A build tag starts with a digit, which tells it from a python tag: six parts hold a build
+        // tag or a variant label (PEP 825), seven hold both.
+        const bool digit_third = count >= 6 && !parts[2].empty() && is_digit(parts[2].front());
+        const bool has_build = (count == 6 || count == 7) && digit_third;
+        const bool has_label = count == 7 || (count == 6 && !has_build);
+        // Stricter than PEP 825: a "label" that reads as a platform tag means the parts are shifted.
+        const bool shifted = has_label && looks_like_platform_tag(parts[count - 1]);
+        if (count < 5 || count > 7 || (count == 7 && !digit_third) || shifted) {
+            if (count == 6) return fail(build_tag_not_digit(parts[2]));
             std::string reason = "found " + std::to_string(count) + " '-'-separated part" + (count == 1 ? "" : "s") +
-                                 " where 5 or 6 are expected";
+                                 " where 5, 6 or 7 are expected";
             if (count > 6) reason += "; write a '-' inside the name or version as '_'";
             return fail(reason, "the form is " + std::string(expected_form));
         }
@@ -69,10 +86,13 @@ public:
         out.filename = std::string(filename_);
         if (auto problem = take_name(parts[0], out)) return *problem;
         if (auto problem = take_version(parts[0], parts[1], out)) return *problem;
-        if (count == 6) {
+        if (has_build) {
             if (auto problem = take_build(parts[2], out)) return *problem;
         }
-        const std::size_t tags = count - 3;
+        if (has_label) {
+            if (auto problem = take_label(parts[count - 1], out)) return *problem;
+        }
+        const std::size_t tags = (has_build ? 3 : 2);
         if (auto problem = take_tag_set("python", parts[tags], out.python_tags)) return *problem;
         if (auto problem = take_tag_set("abi", parts[tags + 1], out.abi_tags)) return *problem;
         if (auto problem = take_tag_set("platform", parts[tags + 2], out.platform_tags)) return *problem;
@@ -161,11 +181,7 @@ private:
 
     maybe_error take_build(std::string_view text, wheel_filename& out) const {
         if (text.empty()) return fail("the build tag is empty");
-        if (!is_digit(text.front())) {
-            return fail("the build tag '" + std::string(text) +
-                        "' must start with a digit (is the version's local label written with '-' "
-                        "instead of '+'?)");
-        }
+        if (!is_digit(text.front())) return fail(build_tag_not_digit(text));
         const std::size_t digits =
             static_cast<std::size_t>(std::find_if_not(text.begin(), text.end(), is_digit) - text.begin());
         build_tag build;
@@ -177,6 +193,22 @@ private:
         build.suffix = std::string(text.substr(digits));
         build.text = std::string(text);
         out.build = std::move(build);
+        return std::nullopt;
+    }
+
+    static std::string build_tag_not_digit(std::string_view text) {
+        return "the build tag '" + std::string(text) +
+               "' must start with a digit (is the version's local label written with '-' instead of '+'?)";
+    }
+
+    maybe_error take_label(std::string_view label, wheel_filename& out) const {
+        if (label.empty()) return fail("the variant label is empty");
+        if (!is_valid_variant_label(label)) {
+            const char bad = *std::find_if_not(label.begin(), label.end(), is_label_character);
+            return fail("the variant label '" + std::string(label) + "' contains " + describe_byte(bad) +
+                        "; PEP 825 labels are 0-9, a-z, '_' and '.'");
+        }
+        out.variant_label = std::string(label);
         return std::nullopt;
     }
 
@@ -212,6 +244,10 @@ private:
 
 bool is_valid_tag(std::string_view tag) noexcept {
     return !tag.empty() && std::all_of(tag.begin(), tag.end(), is_tag_character);
+}
+
+bool is_valid_variant_label(std::string_view label) noexcept {
+    return !label.empty() && std::all_of(label.begin(), label.end(), is_label_character);
 }
 
 result<wheel_filename> parse_wheel_filename(std::string_view filename) { return parser(filename).run(); }

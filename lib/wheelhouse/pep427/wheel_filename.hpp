@@ -31,13 +31,19 @@ struct wheel_filename {
     std::vector<std::string> python_tags;
     std::vector<std::string> abi_tags;
     std::vector<std::string> platform_tags;
+    // PEP 825: the last component before ".whl" of a variant wheel ("cu128_sm90", or "null" for
+    // the null variant); told from a build tag by its place and first character.
+    std::optional<std::string> variant_label;
 };
 
 // True for one tag of a tag set ("cp314t", "manylinux_2_28_x86_64", "graalpy242_311_native"):
 // non-empty, ASCII letters, digits and '_' only. packaging itself checks no characters here.
 bool is_valid_tag(std::string_view tag) noexcept;
 
-// Parses "{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl". Accepts the legacy
+// True for a PEP 825 variant label: non-empty, of 0-9, a-z, '_' and '.' only.
+bool is_valid_variant_label(std::string_view label) noexcept;
+
+// Parses "{name}-{version}(-{build})?-{python}-{abi}-{platform}(-{variant label})?.whl". Accepts the legacy
 // spellings real indexes hold ("PyYAML-…", "Django-…", unsorted tag sets) and refuses, with the
 // precise reason, anything pip would refuse or that is unsafe as a file name (path separators,
 // "..", control or non-ASCII characters, more than 255 bytes).

@@ -142,6 +142,7 @@ std::string file_detail_json(const file_detail& detail, const link_options& link
     out["platform_tag"] = file.platform_tag;
     out["build_tag"] = text_or_null(file.build_tag);
     out["variant"] = variants::to_json(file.variant);
+    out["pep825"] = pep825_json(file);
     out["sha256"] = file.sha256;
     out["size"] = file.size;
     out["upload_time"] = time_or_null(file.upload_time_ms);

@@ -44,7 +44,7 @@ struct file_detail {
 };
 
 // {"filename", "project", "display_name", "project_status", "version", "normalized_version",
-//  "python_tag", "abi_tag", "platform_tag", "build_tag", "variant", "sha256", "size",
+//  "python_tag", "abi_tag", "platform_tag", "build_tag", "variant", "pep825" (render::pep825_json), "sha256", "size",
 //  "upload_time", "uploaded_by", "yanked" (false or the reason), "requires_python", "summary",
 //  "location": {"mode", "url", "remote_url", "fetch_url"}, "metadata": {"sha256", "size", "text"},
 //  "downloads": {"total", "days": [{"day", "count"}]}, "history": [audit entries]}.

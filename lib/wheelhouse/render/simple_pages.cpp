@@ -53,6 +53,19 @@ std::vector<std::string> distinct_versions(const std::vector<ordered_file>& orde
     return versions;
 }
 
+// The variants.json of each release of which `ordered` holds a variant wheel.
+std::vector<const catalog::release_variants_file*> linked_release_files(
+    const std::vector<ordered_file>& ordered, std::span<const catalog::release_variants_file> release_files) {
+    std::vector<const catalog::release_variants_file*> linked;
+    for (const auto& release : release_files) {
+        const bool shown = std::any_of(ordered.begin(), ordered.end(), [&](const ordered_file& entry) {
+            return entry.file->variant_label && entry.file->normalized_version == release.normalized_version;
+        });
+        if (shown) linked.push_back(&release);
+    }
+    return linked;
+}
+
 void append_html_head(std::string& out) {
     out += "<!DOCTYPE html>\n<html>\n  <head>\n    <meta name=\"pypi:repository-version\" content=\"";
     out += repository_version;
@@ -80,6 +93,14 @@ std::string file_url(const catalog::file_record& file, const link_options& links
     url += file.sha256;
     url.push_back('/');
     append_percent_encoded_segment(url, file.filename);
+    return url;
+}
+
+std::string release_variants_url(const catalog::release_variants_file& release, const link_options& links) {
+    std::string url = links.files_base;
+    url += release.sha256;
+    url.push_back('/');
+    append_percent_encoded_segment(url, release.filename);
     return url;
 }
 
@@ -131,7 +152,8 @@ std::string project_list_json(std::span<const project_listing> projects) {
 }
 
 std::string project_page_html(const catalog::project_record& project, std::span<const catalog::file_record> files,
-                              const link_options& links) {
+                              const link_options& links,
+                              std::span<const catalog::release_variants_file> release_files) {
     const auto ordered = order_files(project, files);
     std::string out;
     out.reserve(512 + ordered.size() * 400);
@@ -179,12 +201,22 @@ std::string project_page_html(const catalog::project_record& project, std::span<
         append_html_escaped(out, file.filename);
         out += "</a><br>\n";
     }
+    for (const auto* release : linked_release_files(ordered, release_files)) {
+        out += "    <a href=\"";
+        append_html_escaped(out, release_variants_url(*release, links));
+        out += "#sha256=";
+        out += release->sha256;
+        out += "\">";
+        append_html_escaped(out, release->filename);
+        out += "</a><br>\n";
+    }
     out += "  </body>\n</html>\n";
     return out;
 }
 
 std::string project_page_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
-                              const link_options& links) {
+                              const link_options& links,
+                              std::span<const catalog::release_variants_file> release_files) {
     const auto ordered = order_files(project, files);
     json::array file_list;
     file_list.reserve(ordered.size());
@@ -207,6 +239,16 @@ std::string project_page_json(const catalog::project_record& project, std::span<
         }
         // Keys with a leading underscore are the index's own (PEP 691).
         if (!file.variant.empty()) item["_variant"] = variants::to_json(file.variant);
+        file_list.push_back(std::move(item));
+    }
+    // PEP 825: requires-python, yanked and core-metadata mean nothing for this file; left out.
+    for (const auto* release : linked_release_files(ordered, release_files)) {
+        json::object item;
+        item["filename"] = release->filename;
+        item["url"] = release_variants_url(*release, links);
+        item["hashes"] = json::object{{"sha256", release->sha256}};
+        item["size"] = release->content.size();
+        item["upload-time"] = iso8601_utc(release->updated_ms);
         file_list.push_back(std::move(item));
     }
     json::array versions;

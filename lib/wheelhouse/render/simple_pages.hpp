@@ -32,12 +32,19 @@ std::string file_url(const catalog::file_record& file, const link_options& links
 std::string project_list_html(std::span<const project_listing> projects);
 std::string project_list_json(std::span<const project_listing> projects);
 
+// files_base + "<sha256>/<filename>" of a release's PEP 825 variants.json.
+std::string release_variants_url(const catalog::release_variants_file& release, const link_options& links);
+
 // `files` in any order; pages list them by version (PEP 440) then filename. A quarantined
-// project lists no files (PEP 792).
+// project lists no files (PEP 792). After them, with hash and size, the PEP 825 variants.json of
+// every release in `release_files` of which the page lists a variant wheel, as PEP 825 asks of
+// every page that links variant wheels.
 std::string project_page_html(const catalog::project_record& project, std::span<const catalog::file_record> files,
-                              const link_options& links);
+                              const link_options& links,
+                              std::span<const catalog::release_variants_file> release_files = {});
 std::string project_page_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
-                              const link_options& links);
+                              const link_options& links,
+                              std::span<const catalog::release_variants_file> release_files = {});
 
 std::string_view status_name(catalog::project_status status) noexcept;
 

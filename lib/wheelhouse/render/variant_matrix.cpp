@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 
 #include "wheelhouse/pep440/version.hpp"
+#include "wheelhouse/pep825/variant_metadata.hpp"
 #include "wheelhouse/variants/variant_view.hpp"
 
 namespace wheelhouse::render {
@@ -59,6 +60,7 @@ bool newer_first(const release_group& a, const release_group& b) {
 // variant" for a platform build whose name says nothing of the machine (a win_amd64 build
 // without a label runs on no more machines than a labelled one).
 std::string family_of(const catalog::file_record& file) {
+    if (file.variant_label) return "PEP 825 · " + *file.variant_label;
     if (auto label = variants::family_label(file.variant); !label.empty()) return label;
     return file.platform_tag == "any" ? "any" : "no variant";
 }
@@ -74,6 +76,15 @@ json::array spellings_of(const std::vector<std::string>& selectors) {
 }
 
 }  // namespace
+
+json::value pep825_json(const catalog::file_record& file) {
+    if (!file.variant_label) return nullptr;
+    json::array properties;
+    if (auto parsed = pep825::parse_properties_json(file.variant_properties)) {
+        for (auto& property : pep825::property_strings(*parsed)) properties.emplace_back(std::move(property));
+    }
+    return json::object{{"label", *file.variant_label}, {"properties", std::move(properties)}};
+}
 
 bool natural_less(std::string_view a, std::string_view b) noexcept {
     std::size_t i = 0, j = 0;
@@ -164,6 +175,7 @@ std::string variant_matrix_json(const catalog::project_record& project, std::spa
             else build["requires_python"] = nullptr;
             if (file.yanked()) build["yanked"] = *file.yanked_reason;
             else build["yanked"] = false;
+            build["pep825"] = pep825_json(file);
             builds.push_back(std::move(build));
         }
         versions.push_back(json::object{{"version", group.text}, {"builds", std::move(builds)}});

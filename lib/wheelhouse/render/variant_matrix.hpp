@@ -14,7 +14,8 @@
 //       "selectors": ["cu130-torch2.10-sm89", "cu13-torch2.10-sm89", "cu130-sm89", ..., "sm89"],
 //       "spellings": ["cu130sm89torch2.10", "cu130_torch2.10_sm89", "torch2.10+cu130-sm89", ...],
 //       "sha256": "...", "size": 123, "url": "/files/<sha256>/<filename>",
-//       "upload_time": "2025-07-01T12:00:00.000000Z", "requires_python": ">=3.9", "yanked": false}]}]}
+//       "upload_time": "2025-07-01T12:00:00.000000Z", "requires_python": ">=3.9", "yanked": false,
+//       "pep825": null}]}]}
 //
 // Versions are release versions (the local label is the variant's), newest first in PEP 440
 // order; builds within one by filename. Axis values are as variants::to_json writes them, each
@@ -26,9 +27,13 @@
 // build's column in selector words (variants::family_label; "any" for a pure wheel, "no variant"
 // for a platform build whose name says nothing of the machine). "spellings" are the other ways to
 // write the first selector that the index answers with a 301 to it (variants::other_spellings).
+// A PEP 825 variant wheel's family is "PEP 825 · <label>", "pep825" its label and properties
+// (pep825_json), and its "selectors" the variant indexes that list it.
 
 #include <span>
 #include <string>
+
+#include <boost/json/value.hpp>
 
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/render/simple_pages.hpp"
@@ -39,6 +44,10 @@ namespace wheelhouse::render {
 // the administrators' view.
 std::string variant_matrix_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
                                 const link_options& links);
+
+// PEP 825: {"label": "cu128_sm90", "properties": ["nvidia :: sm_arch :: 90_real", ...]} for a
+// variant wheel ("properties" [] for the null variant), null for any other file.
+boost::json::value pep825_json(const catalog::file_record& file);
 
 // "cp39" < "cp312", "2.9" < "2.10", "8.9" < "12.0": runs of digits compare as numbers.
 bool natural_less(std::string_view a, std::string_view b) noexcept;

@@ -87,6 +87,16 @@ public:
         return {};
     }
 
+    // PEP 825: a release's variants.json at files/<sha256>/<filename>, as the server serves it.
+    result<void> write_release_variants(const catalog::release_variants_file& release) {
+        if (!copied_.insert(release.sha256 + "/" + release.filename).second) return {};
+        const auto folder = root_ / "files" / release.sha256;
+        if (auto made = make_folder(folder); !made) return made;
+        if (auto written = storage::write_new_file(folder / release.filename, release.content); !written) return written;
+        report_.bytes += release.content.size();
+        return {};
+    }
+
     void count_remote_link() { ++report_.remote_links; }
 
 private:
@@ -99,7 +109,7 @@ private:
 // A project's pages in every tree, and the wheels they link to.
 result<void> write_project(site_writer& writer, const storage::blob_store& store, const std::vector<index_tree>& trees,
                            const render::link_options& links, catalog::project_files found) {
-    auto& [project, files] = found;
+    auto& [project, files, release_files] = found;
     for (auto& file : files) {
         if (held_locally(file, store)) {
             file.mode = catalog::download_mode::local;  // links go to our copy under files/
@@ -118,16 +128,17 @@ result<void> write_project(site_writer& writer, const storage::blob_store& store
             }
             if (auto copied = writer.copy_file(file); !copied) return copied;
         }
+        for (const auto& release : release_files) {
+            if (auto written = writer.write_release_variants(release); !written) return written;
+        }
     }
     for (const auto& tree : trees) {
         const auto shown = render::index_files(files, tree.selector);
         const auto folder = tree.folder / project.name;
-        if (auto written = writer.write_page(folder, "index.html", render::project_page_html(project, shown, links));
-            !written)
-            return written;
-        if (auto written = writer.write_page(folder, "index.json", render::project_page_json(project, shown, links));
-            !written)
-            return written;
+        const auto html = render::project_page_html(project, shown, links, release_files);
+        if (auto written = writer.write_page(folder, "index.html", html); !written) return written;
+        const auto json = render::project_page_json(project, shown, links, release_files);
+        if (auto written = writer.write_page(folder, "index.json", json); !written) return written;
     }
     return {};
 }

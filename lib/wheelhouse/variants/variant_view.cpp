@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "wheelhouse/pep440/version.hpp"
+#include "wheelhouse/variants/pep825_fit.hpp"
 
 namespace wheelhouse::variants {
 namespace {
@@ -19,11 +20,24 @@ using catalog::file_record;
 // whichever ranks highest. The build tag is no part of it: pip compares build tags only between
 // files of equal version, so builds that differ in it compete too (and for SageAttention's
 // "280.129" the build tag is the variant itself).
-using slot_key = std::tuple<std::string, std::string, std::string, std::string>;
+// PEP 825 variant wheels compete only with each other: they are told apart by their variant
+// label, which installers that know them read, and pip skips them.
+using slot_key = std::tuple<std::string, std::string, std::string, std::string, bool>;
 
 slot_key slot_of(const file_record& file) {
     return {file.normalized_version.substr(0, file.normalized_version.find('+')), file.python_tag, file.abi_tag,
-            file.platform_tag};
+            file.platform_tag, file.variant_label.has_value()};
+}
+
+// How `file` fits `wanted`, or nullopt; a PEP 825 wheel by its properties (pep825_fit).
+std::optional<int> fit_of(const file_record& file, const selector& wanted) {
+    if (file.variant_label) {
+        const auto properties = pep825::parse_properties_json(file.variant_properties);
+        if (!properties) return std::nullopt;
+        return pep825_fit(*properties, wanted);
+    }
+    if (!satisfies(file.variant, wanted)) return std::nullopt;
+    return specificity(file.variant, wanted);
 }
 
 // pip orders build tags by their leading number, then the rest as text.
@@ -100,12 +114,13 @@ std::vector<std::size_t> listed_files(std::span<const file_record> files, const 
     std::map<slot_key, best_fit> best_by_slot;
     for (std::size_t index = 0; index < files.size(); ++index) {
         const auto& file = files[index];
-        if (!speaks_to_machine(file.variant)) {
+        if (!file.variant_label && !speaks_to_machine(file.variant)) {
             listed.push_back(index);
             continue;
         }
-        if (!satisfies(file.variant, wanted)) continue;
-        const int score = specificity(file.variant, wanted);
+        const auto fit = fit_of(file, wanted);
+        if (!fit) continue;
+        const int score = *fit;
         auto [slot, inserted] = best_by_slot.try_emplace(slot_of(file), best_fit{index, score});
         if (inserted) continue;
         auto& best = slot->second;
@@ -238,7 +253,13 @@ std::vector<std::vector<std::string>> reaching_selectors(std::span<const file_re
     const auto named = versions_named(files);
     std::vector<std::vector<std::string>> out(files.size());
     for (std::size_t index = 0; index < files.size(); ++index) {
-        for (const auto& candidate : candidate_selectors(files[index].variant, named)) {
+        const auto& file = files[index];
+        build_variant proposing = file.variant;
+        if (file.variant_label) {
+            const auto properties = pep825::parse_properties_json(file.variant_properties);
+            proposing = properties ? nvidia_variant(*properties) : build_variant{};
+        }
+        for (const auto& candidate : candidate_selectors(proposing, named)) {
             auto name = candidate.canonical();
             auto found = listings.find(name);
             if (found == listings.end()) found = listings.emplace(name, listed_files(files, candidate)).first;

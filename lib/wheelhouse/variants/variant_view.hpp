@@ -20,6 +20,9 @@ namespace wheelhouse::variants {
 //  - of the files that fit `wanted` and share a build slot (release version without the local
 //    label; python, abi and platform tags), the one with the highest specificity(); on a tie the
 //    one pip would take anyway: highest in PEP 440 order, then by build tag, then by filename.
+// PEP 825 variant wheels are fitted by their properties (pep825_fit) and compete for a slot of
+// their own, so a variant index shows the best of them beside the best plain build; their null
+// variant fits every selector.
 // The build tag is no part of the slot: pip compares it only between files of equal version, so
 // such files compete for one place too (and SageAttention's "280.129" is a variant itself).
 std::vector<std::size_t> listed_files(std::span<const catalog::file_record> files, const selector& wanted);
@@ -59,7 +62,8 @@ std::string family_label(const build_variant& variant);
 
 // For each of `files`, the canonical candidate selectors (with the versions `files` name) whose
 // index really lists it (a candidate may not: another build of the same slot can fit it better).
-// Files without a machine variant get none: every variant index lists them.
+// Files without a machine variant get none: every variant index lists them. A PEP 825 wheel
+// proposes the selectors its nvidia properties name (nvidia_variant).
 std::vector<std::vector<std::string>> reaching_selectors(std::span<const catalog::file_record> files);
 
 }  // namespace wheelhouse::variants

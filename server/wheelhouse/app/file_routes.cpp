@@ -21,6 +21,7 @@ namespace {
 using transport::make_text_response;
 
 constexpr std::string_view metadata_suffix = ".metadata";
+constexpr std::string_view release_variants_suffix = "-variants.json";
 // A private index's answers must not be kept by shared caches (RFC 9111 §3.5: "public" would
 // let an nginx cache hand them to clients without a token).
 constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
@@ -38,6 +39,14 @@ bool is_sha256_hex(std::string_view text) {
 bool starts_at_first_byte(const http::request_header<>& request) {
     const auto range = request[http::field::range];
     return range.empty() || range.starts_with("bytes=0-");
+}
+
+// 304 with `headers` (ETag, Cache-Control) when the client's copy is current.
+transport::outgoing_response not_modified(const http::request_header<>& request, const http::fields& headers) {
+    http::response<http::empty_body> response{http::status::not_modified, request.version()};
+    for (const auto& field : headers) response.set(field.name_string(), field.value());
+    response.keep_alive(transport::wants_keep_alive(request));
+    return {http::message_generator(std::move(response)), 304, 0};
 }
 
 // Sends `path` (whose bytes hash to `etag_hex`) whole or in part, honouring Range and If-Range.
@@ -61,10 +70,7 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
 
     if (const auto if_none_match = request[http::field::if_none_match];
         !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, etag)) {
-        http::response<http::empty_body> response{http::status::not_modified, request.version()};
-        for (const auto& field : headers) response.set(field.name_string(), field.value());
-        response.keep_alive(transport::wants_keep_alive(request));
-        return {http::message_generator(std::move(response)), 304, 0};
+        return not_modified(request, headers);
     }
 
     http_target::range_decision decision;
@@ -106,6 +112,37 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
         std::move(head), {std::make_shared<transport::file_descriptor>(std::move(file)), offset, length});
 }
 
+// PEP 825: a release's variants.json, from its catalog row. Its URL holds its sha256, so the
+// bytes there never change; a new file gets a new URL on the pages.
+transport::outgoing_response send_release_variants(const route_context& context, const http::request_header<>& request,
+                                                   std::string_view sha256, std::string_view filename) {
+    const auto found = context.catalog.find_release_variants(sha256, filename);
+    if (!found) {
+        spdlog::error("GET {}: {}", request.target(), found.error().message);
+        return make_text_response(request, http::status::internal_server_error,
+                                  "the index could not read its catalog; the administrator has the details in the log");
+    }
+    const auto project = *found ? context.catalog.find_project((*found)->project)
+                                : result<std::optional<catalog::project_record>>(std::nullopt);
+    if (!*found || (project && *project && (*project)->status == catalog::project_status::quarantined)) {
+        return make_text_response(request, http::status::not_found,
+                                  "no file " + std::string(filename) + " with sha256 " + std::string(sha256) +
+                                      " in this index; the release's current variants.json is linked on its "
+                                      "project page");
+    }
+    const std::string etag = "\"" + (*found)->sha256 + "\"";
+    http::fields headers;
+    headers.set(http::field::etag, etag);
+    headers.set(http::field::cache_control, context.settings.private_index ? immutable_private : immutable_public);
+    if (const auto if_none_match = request[http::field::if_none_match];
+        !if_none_match.empty() && http_target::if_none_match_matches(if_none_match, etag)) {
+        return not_modified(request, headers);
+    }
+    return transport::make_shared_response(request, http::status::ok, "application/json",
+                                           std::make_shared<const std::string>(std::move((*found)->content)),
+                                           std::move(headers));
+}
+
 }  // namespace
 
 std::optional<transport::outgoing_response> serve_file(const route_context& context,
@@ -119,6 +156,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
     }
     const auto& sha256 = segments[1];
     std::string_view filename = segments[2];
+    if (filename.ends_with(release_variants_suffix)) return send_release_variants(context, request, sha256, filename);
     const bool wants_metadata = filename.ends_with(".whl.metadata");
     if (wants_metadata) filename.remove_suffix(metadata_suffix.size());
 

@@ -72,6 +72,11 @@ std::vector<std::string> normalized_patterns(const auth::token_grant& grant) {
 
 std::string project_of_file(std::string_view filename) {
     constexpr std::string_view metadata = ".metadata";
+    constexpr std::string_view release_variants = "-variants.json";  // PEP 825: "{name}-{version}-variants.json"
+    if (filename.ends_with(release_variants)) {
+        const auto name = filename.substr(0, filename.find('-'));
+        return pep503::is_valid_project_name(name) ? pep503::normalize(name) : std::string();
+    }
     if (filename.ends_with(metadata)) filename.remove_suffix(metadata.size());
     auto parsed = pep427::parse_wheel_filename(filename);
     return parsed ? parsed->normalized_name : std::string();

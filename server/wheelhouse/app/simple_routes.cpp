@@ -36,12 +36,13 @@ rendered render_project(const route_context& context, const std::string& name, c
     auto found = context.catalog.files_of_project(name);
     if (!found) return found.error();
     if (!*found) return std::optional<std::string>();
-    auto& [project, files] = **found;
+    auto& [project, files, release_files] = **found;
     files = render::index_files(std::move(files), index.selector);
     render::link_options links;
     links.files_base = context.settings.files_base;
-    return std::optional(format == pep691::page_format::json ? render::project_page_json(project, files, links)
-                                                             : render::project_page_html(project, files, links));
+    return std::optional(format == pep691::page_format::json
+                             ? render::project_page_json(project, files, links, release_files)
+                             : render::project_page_html(project, files, links, release_files));
 }
 
 // A client sends the same Accept header on every request (pip's, byte for byte), so each I/O

@@ -1,0 +1,330 @@
+#include "wheelhouse/pep825/variant_metadata.hpp"
+
+#include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "wheelhouse/error_text.hpp"
+#include "wheelhouse/text/quoted.hpp"
+
+namespace wheelhouse::pep825 {
+namespace {
+
+namespace json = boost::json;
+using text::quoted;
+
+// ---- the JSON text: boost::json keeps one value of a repeated key, so a SAX pass finds them ----
+
+// Collects the keys of every open object; reports the first key seen twice in one object.
+class duplicate_key_finder {
+public:
+    static constexpr std::size_t max_object_size = std::size_t(-1);
+    static constexpr std::size_t max_array_size = std::size_t(-1);
+    static constexpr std::size_t max_key_size = std::size_t(-1);
+    static constexpr std::size_t max_string_size = std::size_t(-1);
+
+    std::optional<std::string> repeated;
+
+    bool on_document_begin(boost::system::error_code&) { return true; }
+    bool on_document_end(boost::system::error_code&) { return true; }
+    bool on_object_begin(boost::system::error_code&) {
+        open_.emplace_back();
+        return true;
+    }
+    bool on_object_end(std::size_t, boost::system::error_code&) {
+        open_.pop_back();
+        return true;
+    }
+    bool on_array_begin(boost::system::error_code&) { return true; }
+    bool on_array_end(std::size_t, boost::system::error_code&) { return true; }
+    bool on_key_part(json::string_view part, std::size_t, boost::system::error_code&) {
+        key_.append(part.data(), part.size());
+        return true;
+    }
+    bool on_key(json::string_view part, std::size_t, boost::system::error_code& ec) {
+        key_.append(part.data(), part.size());
+        const bool fresh = open_.back().insert(key_).second;
+        if (!fresh && !repeated) repeated = key_;
+        key_.clear();
+        if (!fresh) ec = json::error::syntax;  // stop here; `repeated` says why
+        return fresh;
+    }
+    bool on_string_part(json::string_view, std::size_t, boost::system::error_code&) { return true; }
+    bool on_string(json::string_view, std::size_t, boost::system::error_code&) { return true; }
+    bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
+    bool on_int64(std::int64_t, json::string_view, boost::system::error_code&) { return true; }
+    bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code&) { return true; }
+    bool on_double(double, json::string_view, boost::system::error_code&) { return true; }
+    bool on_bool(bool, boost::system::error_code&) { return true; }
+    bool on_null(boost::system::error_code&) { return true; }
+    bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
+    bool on_comment(json::string_view, boost::system::error_code&) { return true; }
+
+private:
+    std::vector<std::set<std::string>> open_;
+    std::string key_;
+};
+
+result<json::object> parse_object(std::string_view text) {
+    json::basic_parser<duplicate_key_finder> scan{json::parse_options{}};
+    boost::system::error_code failure;
+    scan.write_some(false, text.data(), text.size(), failure);
+    if (scan.handler().repeated) {
+        return invalid("key " + quoted(*scan.handler().repeated) + " appears twice in one object");
+    }
+    if (failure) return invalid("not valid JSON (" + failure.message() + ")");
+    auto value = json::parse(json::string_view(text.data(), text.size()), failure);
+    if (failure) return invalid("not valid JSON (" + failure.message() + ")");
+    if (!value.is_object()) return invalid("the top level must be a JSON object");
+    return std::move(value.as_object());
+}
+
+// ---- the structure ----
+
+bool is_name_character(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '_'; }
+bool is_value_character(char c) { return is_name_character(c) || c == '.'; }
+bool all_of(std::string_view text, bool (*allowed)(char)) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), allowed);
+}
+
+std::string path_of(std::string_view parent, std::string_view key) {
+    return std::string(parent) + (parent.empty() ? "" : ".") + std::string(key);
+}
+
+result<void> check_name(std::string_view path, std::string_view what, std::string_view name) {
+    if (all_of(name, is_name_character)) return {};
+    return invalid(std::string(path) + ": the " + std::string(what) + " " + quoted(name) +
+                   " must be non-empty and of 0-9, a-z and '_' only");
+}
+
+// The only keys `object` may have are `allowed`; those in `required` must be there.
+result<void> check_keys(const json::object& object, std::string_view path, std::initializer_list<std::string_view> allowed,
+                        std::initializer_list<std::string_view> required) {
+    for (const auto& member : object) {
+        const std::string_view key(member.key().data(), member.key().size());
+        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+            return invalid(path_of(path, quoted(key)) + " is not a key of format " + std::string(format_version));
+        }
+    }
+    for (auto key : required) {
+        if (!object.contains(key)) return invalid(path_of(path, key) + " is missing; format " +
+                                                  std::string(format_version) + " requires it");
+    }
+    return {};
+}
+
+result<const json::object*> object_at(const json::object& parent, std::string_view key, std::string_view path) {
+    const auto& value = parent.at(key);
+    if (!value.is_object()) return invalid(path_of(path, key) + " must be an object");
+    return &value.as_object();
+}
+
+// A list of unique strings, each checked by `allowed`.
+result<std::vector<std::string>> string_list(const json::value& value, std::string_view path, std::string_view what,
+                                             bool (*allowed)(char), std::string_view characters) {
+    if (!value.is_array()) return invalid(std::string(path) + " must be a list of " + std::string(what) + "s");
+    const auto& array = value.as_array();
+    if (array.empty()) return invalid(std::string(path) + " is empty; list at least one " + std::string(what));
+    std::vector<std::string> items;
+    for (const auto& item : array) {
+        if (!item.is_string()) return invalid(std::string(path) + " must hold only strings");
+        std::string text(item.as_string());
+        if (!all_of(text, allowed)) {
+            return invalid(std::string(path) + ": the " + std::string(what) + " " + quoted(text) +
+                           " must be non-empty and of " + std::string(characters) + " only");
+        }
+        if (std::find(items.begin(), items.end(), text) != items.end()) {
+            return invalid(std::string(path) + " lists " + quoted(text) + " twice");
+        }
+        items.push_back(std::move(text));
+    }
+    return items;
+}
+
+result<std::string> check_schema(const json::value& value) {
+    if (!value.is_string()) return invalid("$schema must be a string (the format's schema URL)");
+    const std::string url(value.as_string());
+    if (url == schema_url) return url;
+    // "…/peps/825/vX.Y.Z.json": name the version, which says what to rebuild with.
+    constexpr std::string_view family = "https://variants-schema.wheelnext.dev/peps/825/v";
+    if (url.starts_with(family) && url.ends_with(".json")) {
+        const auto version = url.substr(family.size(), url.size() - family.size() - 5);
+        return invalid("variant metadata format " + quoted(version) + " is not supported; this index reads " +
+                       std::string(format_version) + " ($schema " + std::string(schema_url) + ")");
+    }
+    return invalid("$schema " + quoted(url) + " is no PEP 825 format this index knows; it reads " +
+                   std::string(format_version) + " ($schema " + std::string(schema_url) + ")");
+}
+
+result<variant_properties> read_properties(const json::value& value, std::string_view path) {
+    if (!value.is_object()) return invalid(std::string(path) + " must be an object of namespaces");
+    variant_properties properties;
+    for (const auto& space : value.as_object()) {
+        const std::string name(space.key());
+        const auto space_path = path_of(path, name);
+        if (auto checked = check_name(space_path, "namespace", name); !checked) return checked.error();
+        if (!space.value().is_object()) return invalid(space_path + " must be an object of features");
+        auto& features = properties[name];
+        for (const auto& feature : space.value().as_object()) {
+            const std::string feature_name(feature.key());
+            const auto feature_path = path_of(space_path, feature_name);
+            if (auto checked = check_name(feature_path, "feature name", feature_name); !checked) return checked.error();
+            auto values = string_list(feature.value(), feature_path, "value", is_value_character, "0-9, a-z, '_' and '.'");
+            if (!values) return values.error();
+            std::sort(values->begin(), values->end());
+            features[feature_name] = std::move(*values);
+        }
+    }
+    return properties;
+}
+
+result<void> check_label(const std::string& label, const variant_properties& properties,
+                         const std::vector<std::string>& namespaces) {
+    const auto path = "variants." + label;
+    if (!all_of(label, is_value_character)) {
+        return invalid("variants: the label " + quoted(label) + " must be non-empty and of 0-9, a-z, '_' and '.' only");
+    }
+    if (label == "null" && !properties.empty()) {
+        return invalid("variants.null has properties; the null variant has none (PEP 825 reserves the label)");
+    }
+    for (const auto& [space, features] : properties) {
+        if (std::find(namespaces.begin(), namespaces.end(), space) == namespaces.end()) {
+            return invalid(path + " uses namespace " + quoted(space) +
+                           ", which default-priorities.namespace does not list; add it there");
+        }
+    }
+    return {};
+}
+
+json::object properties_object(const variant_properties& properties) {
+    json::object out;
+    for (const auto& [space, features] : properties) {
+        json::object feature_object;
+        for (const auto& [feature, values] : features) {
+            json::array list;
+            for (const auto& value : values) list.emplace_back(value);
+            feature_object[feature] = std::move(list);
+        }
+        out[space] = std::move(feature_object);
+    }
+    return out;
+}
+
+json::array string_array(const std::vector<std::string>& items) {
+    json::array out;
+    for (const auto& item : items) out.emplace_back(item);
+    return out;
+}
+
+bool is_subsequence(const std::vector<std::string>& part, const std::vector<std::string>& whole) {
+    auto at = whole.begin();
+    for (const auto& item : part) {
+        at = std::find(at, whole.end(), item);
+        if (at == whole.end()) return false;
+        ++at;
+    }
+    return true;
+}
+
+}  // namespace
+
+result<variant_metadata> parse_variant_metadata(std::string_view text) {
+    auto top = parse_object(text);
+    if (!top) return top.error();
+    if (auto keys = check_keys(*top, "", {"$schema", "default-priorities", "variants"},
+                               {"$schema", "default-priorities", "variants"});
+        !keys) {
+        return keys.error();
+    }
+    if (auto schema = check_schema(top->at("$schema")); !schema) return schema.error();
+
+    variant_metadata out;
+    auto priorities = object_at(*top, "default-priorities", "");
+    if (!priorities) return priorities.error();
+    if (auto keys = check_keys(**priorities, "default-priorities", {"namespace"}, {"namespace"}); !keys) return keys.error();
+    auto namespaces = string_list((*priorities)->at("namespace"), "default-priorities.namespace", "namespace",
+                                  is_name_character, "0-9, a-z and '_'");
+    if (!namespaces) return namespaces.error();
+    out.namespace_priorities = std::move(*namespaces);
+
+    auto variants = object_at(*top, "variants", "");
+    if (!variants) return variants.error();
+    for (const auto& member : **variants) {
+        const std::string label(member.key());
+        auto properties = read_properties(member.value(), "variants." + label);
+        if (!properties) return properties.error();
+        if (auto checked = check_label(label, *properties, out.namespace_priorities); !checked) return checked.error();
+        out.variants.emplace(label, std::move(*properties));
+    }
+    return out;
+}
+
+std::string properties_json(const variant_properties& properties) {
+    return json::serialize(properties_object(properties));
+}
+
+result<variant_properties> parse_properties_json(std::string_view text) {
+    auto top = parse_object(text);
+    if (!top) return top.error();
+    return read_properties(json::value(std::move(*top)), "properties");
+}
+
+std::vector<std::string> property_strings(const variant_properties& properties) {
+    std::vector<std::string> out;
+    for (const auto& [space, features] : properties) {
+        for (const auto& [feature, values] : features) {
+            for (const auto& value : values) out.push_back(space + " :: " + feature + " :: " + value);
+        }
+    }
+    return out;
+}
+
+std::string describe(const variant_properties& properties) {
+    std::string out;
+    for (const auto& property : property_strings(properties)) out += (out.empty() ? "" : ", ") + property;
+    return out.empty() ? "no properties" : out;
+}
+
+std::string namespaces_json(const std::vector<std::string>& namespaces) {
+    return json::serialize(string_array(namespaces));
+}
+
+result<std::vector<std::string>> parse_namespaces_json(std::string_view text) {
+    boost::system::error_code failure;
+    auto value = json::parse(json::string_view(text.data(), text.size()), failure);
+    if (failure) return invalid("namespace priorities are not valid JSON (" + failure.message() + ")");
+    return string_list(value, "default-priorities.namespace", "namespace", is_name_character, "0-9, a-z and '_'");
+}
+
+result<std::vector<std::string>> merge_namespace_priorities(const std::vector<std::string>& release,
+                                                            const std::vector<std::string>& wheel) {
+    if (is_subsequence(wheel, release)) return release;
+    if (is_subsequence(release, wheel)) return wheel;
+    return invalid("rebuild with the release's namespace priorities: default-priorities.namespace conflicts",
+                   "this wheel's variant.json orders the namespaces " + namespaces_json(wheel) +
+                       ", the release's other variant wheels " + namespaces_json(release) +
+                       "; one list must be the other with namespaces left out, in the same order");
+}
+
+std::string release_variants_json(const variant_metadata& release) {
+    json::object variants;
+    for (const auto& [label, properties] : release.variants) variants[label] = properties_object(properties);
+    json::object out;
+    out["$schema"] = std::string(schema_url);
+    out["default-priorities"] = json::object{{"namespace", string_array(release.namespace_priorities)}};
+    out["variants"] = std::move(variants);
+    return json::serialize(out);
+}
+
+std::string release_variants_filename(std::string_view normalized_name, std::string_view normalized_version) {
+    std::string name(normalized_name);
+    std::replace(name.begin(), name.end(), '-', '_');
+    std::string version(normalized_version);
+    std::replace(version.begin(), version.end(), '-', '_');
+    return name + "-" + version + "-variants.json";
+}
+
+}  // namespace wheelhouse::pep825

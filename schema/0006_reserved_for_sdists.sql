@@ -1,0 +1,2 @@
+-- Reserved: migration 6 is the sdist columns of another branch (issue 17). Holds nothing, so
+-- that 0007 below runs in order; the lead drops this file when that branch is merged.
