@@ -4,6 +4,7 @@ its contents leaks without one — not pages, files, metadata, the API, or even 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import urllib.error
 import urllib.request
@@ -165,3 +166,29 @@ def test_metrics_need_a_token_and_healthz_and_the_page_do_not(private):
     # The admin page holds no data: it loads, and asks for a token for what it shows.
     for path in ("", "static/js/app.mjs", "static/app.css", "healthz"):
         assert curl(running.url + path)[0] == 200, path
+
+
+def test_a_cli_revoke_is_honoured_by_the_running_server_at_once(private, tmp_path, wheelhouse_bin, pip):
+    """Issue 15, item 4: tokens are checked from memory, yet `wheelhouse token revoke` in another
+    process counts for the very next request, with no wait and no restart."""
+    running, tokens, kernels = private
+    data = tmp_path / "data"
+    index = authed(running.url, tokens["read"]) + "simple/"
+    for path in ("simple/kernels/", "simple/", "simple/kernels/"):
+        assert curl("-u", f"__token__:{tokens['read']}", running.url + path)[0] == 200, path
+    _, metrics = curl("-u", f"__token__:{tokens['admin']}", running.url + "metrics")
+    from_memory = re.search(r'^wheelhouse_token_checks_total\{answered="memory"\} (\d+)', metrics, re.MULTILINE)
+    assert from_memory and int(from_memory.group(1)) >= 2, metrics  # the repeated checks came from memory
+
+    revoked = subprocess.run([str(wheelhouse_bin), "token", "revoke", "team", "--data", str(data)],
+                             capture_output=True, text=True, timeout=30)
+    assert revoked.returncode == 0, revoked.stderr
+    status, body = curl("-u", f"__token__:{tokens['read']}", running.url + "simple/kernels/")
+    assert status == 401 and "(unknown, expired or revoked)" in body, body
+    refused = pip("download", "--no-deps", "--no-input", "--index-url", index, "--dest", str(tmp_path / "dl"),
+                  "kernels", check=False)
+    assert refused.returncode != 0 and not (tmp_path / "dl" / kernels.name).exists()
+    # The other tokens are untouched, and one made now works at once.
+    assert curl("-u", f"__token__:{tokens['upload']}", running.url + "simple/kernels/")[0] == 200
+    fresh = make_token(wheelhouse_bin, data, "team-2", "--scope", "read")
+    assert curl("-u", f"__token__:{fresh}", running.url + "simple/kernels/")[0] == 200

@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "wheelhouse/app/page_cache.hpp"
 
@@ -148,4 +152,123 @@ TEST_CASE("page cache: nothing is kept for what was not found, failed, or went s
     CHECK(fetch(uncached_variants, variant("cu130")));
     CHECK(fetch(uncached_variants, {"", "flash-attn", page_format::html}));
     CHECK_FALSE(fetch(uncached_variants, {"", "flash-attn", page_format::html}));
+}
+
+namespace {
+
+// Renders that wait for the test to let them finish, counting how many began.
+struct held_renders {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool open = false;
+    int started = 0;
+
+    page_cache::renderer render(std::string body) {
+        return [this, body]() -> result<std::optional<std::string>> {
+            std::unique_lock lock(mutex);
+            ++started;
+            changed.notify_all();
+            changed.wait(lock, [&] { return open; });
+            return std::optional(body);
+        };
+    }
+    void wait_started(int renders) {
+        std::unique_lock lock(mutex);
+        REQUIRE(changed.wait_for(lock, std::chrono::seconds(10), [&] { return started >= renders; }));
+    }
+    void release() {
+        std::lock_guard lock(mutex);
+        open = true;
+        changed.notify_all();
+    }
+};
+
+// What each waiter was handed, in the order they were answered.
+struct answers {
+    std::mutex mutex;
+    std::vector<std::string> bodies;
+
+    page_cache::page_waiter waiter() {
+        return [this](const page_cache::page_result& page) {
+            REQUIRE(page);
+            REQUIRE(*page);
+            std::lock_guard lock(mutex);
+            bodies.push_back(*(*page)->body);
+        };
+    }
+};
+
+}  // namespace
+
+TEST_CASE("page cache: misses of one page while it renders wait for that one render", "[server][page_cache]") {
+    page_cache cache;
+    held_renders renders;
+    answers answered;
+    const page_key key{"", "flash-attn", page_format::json};
+    {
+        concurrency::worker_pool pool(2, 8);
+        for (int i = 0; i < 5; ++i) REQUIRE(cache.render_once(key, renders.render("page"), answered.waiter(), pool));
+        // Another page renders apart.
+        REQUIRE(cache.render_once(variant("cu130"), renders.render("cu130 page"), answered.waiter(), pool));
+        renders.release();
+        pool.shutdown();
+    }
+    CHECK(renders.started == 2);
+    CHECK(answered.bodies.size() == 6);
+    CHECK(std::count(answered.bodies.begin(), answered.bodies.end(), "page") == 5);
+    const auto stats = cache.stats();
+    CHECK(stats.renders_started == 2);
+    CHECK(stats.renders_joined == 4);
+    CHECK(stats.misses == 2);
+    REQUIRE(cache.find(key));
+    CHECK(*cache.find(key)->body == "page");
+
+    // Once it has landed, a caller that missed it a moment ago is answered at once, unrendered.
+    concurrency::worker_pool pool(1, 1);
+    REQUIRE(cache.render_once(key, renders.render("again"), answered.waiter(), pool));
+    CHECK(answered.bodies.back() == "page");
+    CHECK(cache.stats().renders_started == 2);
+}
+
+TEST_CASE("page cache: a change while a page renders sends later misses to a render of their own",
+          "[server][page_cache]") {
+    page_cache cache;
+    held_renders first;
+    answers before_change;
+    answers after_change;
+    const page_key key{"", "flash-attn", page_format::html};
+    concurrency::worker_pool pool(2, 8);
+    REQUIRE(cache.render_once(key, first.render("old"), before_change.waiter(), pool));
+    REQUIRE(cache.render_once(key, first.render("old"), before_change.waiter(), pool));
+    first.wait_started(1);
+    cache.invalidate_project("flash-attn");  // an upload committed while it renders
+    held_renders second;
+    REQUIRE(cache.render_once(key, second.render("new"), after_change.waiter(), pool));
+    second.release();
+    first.release();
+    pool.shutdown();
+    CHECK(before_change.bodies == std::vector<std::string>{"old", "old"});
+    CHECK(after_change.bodies == std::vector<std::string>{"new"});
+    CHECK(cache.stats().renders_started == 2);
+    REQUIRE(cache.find(key));
+    CHECK(*cache.find(key)->body == "new");  // the stale render was not kept
+}
+
+TEST_CASE("page cache: a miss finds the pool full: refused at once, its waiter never called", "[server][page_cache]") {
+    page_cache cache;
+    held_renders renders;
+    answers answered;
+    concurrency::worker_pool pool(1, 1);
+    REQUIRE(cache.render_once(variant("cu130"), renders.render("running"), answered.waiter(), pool));
+    renders.wait_started(1);  // the worker holds the first render
+    REQUIRE(cache.render_once(variant("cu128"), renders.render("queued"), answered.waiter(), pool));
+    CHECK_FALSE(cache.render_once(variant("cpu"), renders.render("refused"), answered.waiter(), pool));
+    // Refused, it left no flight behind: asked again later, it renders.
+    renders.release();
+    pool.shutdown();
+    concurrency::worker_pool later(1, 1);
+    REQUIRE(cache.render_once(variant("cpu"), renders.render("rendered later"), answered.waiter(), later));
+    later.shutdown();
+    CHECK(answered.bodies.size() == 3);
+    CHECK(std::count(answered.bodies.begin(), answered.bodies.end(), "refused") == 0);
 }

@@ -87,3 +87,31 @@ TEST_CASE("token_store: names are unique and checked, list shows every token", "
     REQUIRE(f.tokens.mark_used("b"));
     CHECK(f.tokens.list()->at(1).last_used_ms.has_value());
 }
+
+TEST_CASE("token_store: checks come from memory until a token changes, here or in another process", "[auth]") {
+    fixture f;
+    auto created = f.tokens.create("team", auth::scope::read, {}, std::nullopt, "cli");
+    REQUIRE(created);
+    const auto before = f.tokens.cache_stats();
+    for (int i = 0; i < 3; ++i) REQUIRE(f.tokens.authenticate(created->secret));
+    CHECK(f.tokens.cache_stats().lookups - before.lookups == 1);
+    CHECK(f.tokens.cache_stats().hits - before.hits == 2);
+
+    // `wheelhouse token revoke` in another process: its own catalog, its own store.
+    auto other_process = open_catalog(f.dir);
+    auth::token_store elsewhere(*other_process);
+    REQUIRE(elsewhere.revoke("team", "cli"));
+    const auto refused = f.tokens.check(created->secret);
+    REQUIRE_FALSE(refused.grant);
+    CHECK(refused.refusal == "token 'team' is revoked");
+
+    // A token created elsewhere works at once, and one created here too.
+    auto later = elsewhere.create("later", auth::scope::read, {}, std::nullopt, "cli");
+    REQUIRE(later);
+    CHECK(f.tokens.authenticate(later->secret));
+    auto here = f.tokens.create("here", auth::scope::upload, {}, std::nullopt, "cli");
+    REQUIRE(here);
+    REQUIRE(f.tokens.authenticate(here->secret));
+    REQUIRE(f.tokens.revoke("here", "cli"));
+    CHECK_FALSE(f.tokens.authenticate(here->secret));
+}

@@ -393,6 +393,18 @@ TEST_CASE("catalog: changed_externally notices another connection's commit, not 
     CHECK(server->changed_externally());
     CHECK_FALSE(server->changed_externally());  // once per change
     CHECK((**server->files_of_project("demo")).files.size() == 2);
+
+    // The count the token cache asks for, shared with changed_externally(): whichever notices
+    // a commit first, the other still learns of it.
+    const auto seen = server->external_changes();
+    REQUIRE(seen);
+    REQUIRE(server->add_file(make_file("demo-1.2-py3-none-any.whl", "z", "demo")));
+    CHECK(server->external_changes() == seen);
+    REQUIRE(other_process->add_file(make_file("demo-1.3-py3-none-any.whl", "w", "demo")));
+    CHECK(server->external_changes() == *seen + 1);
+    CHECK(server->external_changes() == *seen + 1);
+    CHECK(server->changed_externally());
+    CHECK_FALSE(server->changed_externally());
 }
 
 TEST_CASE("catalog: concurrent adds of one filename end with exactly one row", "[catalog]") {

@@ -55,6 +55,13 @@ result<std::optional<token_record>> find_by_name(sqlite::connection& db, std::st
     return std::optional(read_token(**query));
 }
 
+// One message for unknown, expired and revoked alike, so a prober learns nothing.
+error refused_token() {
+    return make_error(error_kind::unauthorized,
+                      "the token is not valid here (unknown, expired or revoked); ask an admin for one "
+                      "made with `wheelhouse token create`");
+}
+
 bool is_valid_token_name(std::string_view name) {
     if (name.empty() || name.size() > 100) return false;
     for (char c : name) {
@@ -105,6 +112,7 @@ result<created_token> token_store::create(std::string_view name, scope granted, 
         return {};
     });
     if (!written) return written.error();
+    forget_checks();
     return created;
 }
 
@@ -139,14 +147,12 @@ result<token_record> token_store::revoke(std::string_view name, std::string_view
         revoked = std::move(**row);
         return {};
     });
+    forget_checks();  // before the revoke is answered: no later request passes with it
     if (!written) return written.error();
     return revoked;
 }
 
 token_store::check_result token_store::check(std::string_view secret) const {
-    const auto refused = make_error(error_kind::unauthorized,
-                                    "the token is not valid here (unknown, expired or revoked); ask an admin for one "
-                                    "made with `wheelhouse token create`");
     if (!looks_like_token(secret)) {
         // A fixed prefix is no secret, and tells an admin what CI is sending instead.
         const auto* refusal = secret.starts_with("pypi-") ? "a PyPI token (pypi-...), not a wheelhouse one"
@@ -157,7 +163,45 @@ token_store::check_result token_store::check(std::string_view secret) const {
                 refusal};
     }
     const auto hash = hash_secret(secret);
-    if (hash.empty()) return {refused, "the token could not be hashed"};
+    if (hash.empty()) return {refused_token(), "the token could not be hashed"};
+    // Asked before the cache, so a revoke another process committed is seen before any answer.
+    const auto changes = catalog_.external_changes();
+    std::uint64_t generation = 0;
+    {
+        std::lock_guard lock(cache_mutex_);
+        if (changes && *changes > external_changes_) {
+            checks_.clear();
+            ++generation_;
+            external_changes_ = *changes;
+        }
+        generation = generation_;
+        if (changes) {
+            if (auto found = checks_.find(hash); found != checks_.end()) {
+                const auto& entry = found->second;
+                const auto now = catalog::now_ms();
+                const bool current = entry.answer.grant ? !entry.expires_ms || now < *entry.expires_ms
+                                                        : now < entry.refusal_until_ms;
+                if (current) {
+                    hits_.fetch_add(1, std::memory_order_relaxed);
+                    return entry.answer;
+                }
+                checks_.erase(found);
+            }
+        }
+    }
+    lookups_.fetch_add(1, std::memory_order_relaxed);
+    auto entry = look_up(hash);
+    std::lock_guard lock(cache_mutex_);
+    // A token created, revoked or changed elsewhere while this read ran: its answer may be stale.
+    // A failed read is never kept (refusal_until_ms 0): the next check reads again.
+    if (generation == generation_ && (entry.answer.grant || entry.refusal_until_ms != 0)) {
+        if (checks_.size() >= max_cached_checks) checks_.clear();
+        checks_.insert_or_assign(hash, entry);
+    }
+    return entry.answer;
+}
+
+token_store::cached_check token_store::look_up(const std::string& hash) const {
     std::optional<token_record> found;
     std::string stored_hash;
     auto read = catalog_.read_snapshot([&](sqlite::connection& db) -> result<void> {
@@ -172,12 +216,26 @@ token_store::check_result token_store::check(std::string_view secret) const {
         }
         return {};
     });
-    if (!read) return {read.error(), "the tokens could not be read: " + read.error().message};
+    const auto now = catalog::now_ms();
+    const auto refusal = [&](check_result answer) {
+        return cached_check{std::move(answer), std::nullopt, now + std::chrono::milliseconds(refusal_lifetime).count()};
+    };
+    if (!read) return {{read.error(), "the tokens could not be read: " + read.error().message}, std::nullopt, 0};
     // The index found the row; the comparison that decides is constant-time all the same.
-    if (!found || !constant_time_equal(stored_hash, hash)) return {refused, "unknown wheelhouse token"};
-    if (found->revoked_ms) return {refused, "token '" + found->grant.name + "' is revoked"};
-    if (!found->usable_at(catalog::now_ms())) return {refused, "token '" + found->grant.name + "' has expired"};
-    return {found->grant, {}};
+    if (!found || !constant_time_equal(stored_hash, hash)) return refusal({refused_token(), "unknown wheelhouse token"});
+    if (found->revoked_ms) return refusal({refused_token(), "token '" + found->grant.name + "' is revoked"});
+    if (!found->usable_at(now)) return refusal({refused_token(), "token '" + found->grant.name + "' has expired"});
+    return {{found->grant, {}}, found->expires_ms, 0};
+}
+
+void token_store::forget_checks() const {
+    std::lock_guard lock(cache_mutex_);
+    checks_.clear();
+    ++generation_;
+}
+
+token_store::cache_statistics token_store::cache_stats() const {
+    return {hits_.load(std::memory_order_relaxed), lookups_.load(std::memory_order_relaxed)};
 }
 
 result<token_grant> token_store::authenticate(std::string_view secret) const { return check(secret).grant; }

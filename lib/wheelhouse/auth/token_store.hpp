@@ -2,13 +2,23 @@
 // API tokens as the catalog keeps them: only a hash of each secret, its scope, the projects it
 // may touch, and its life (created, expires, revoked, last used).
 //
+// Checks are answered from memory: a cache keyed by the secret's hash, so a --private read does
+// no SQL. It is dropped whole when this store creates or revokes a token, and when the catalog
+// has seen another process commit (`wheelhouse token revoke --data …` beside a running server):
+// every cached answer first asks the catalog, which costs no SQL read and never waits. While a
+// write holds the catalog, a check reads the database as it did before. A grant's expiry is
+// checked at each use; a refusal is kept for refusal_lifetime at most.
+//
 // Thread safety: every member may be called from any thread (the catalog serialises writes).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "wheelhouse/auth/scope.hpp"
@@ -37,6 +47,9 @@ struct created_token {
 
 class token_store {
 public:
+    static constexpr std::chrono::seconds refusal_lifetime{2};
+    static constexpr std::size_t max_cached_checks = 4096;  // past it the cache starts again empty
+
     explicit token_store(catalog::catalog& catalog) noexcept : catalog_(catalog) {}
 
     // `patterns` as --project gives them (normalised here). conflict when the name is taken.
@@ -61,8 +74,29 @@ public:
     // The same, inside a write transaction of the caller's (an upload's commit shares it).
     static result<void> mark_used(sqlite::connection& db, std::string_view name);
 
+    // Checks answered from memory and from the database, since the store was made.
+    struct cache_statistics {
+        std::uint64_t hits = 0;
+        std::uint64_t lookups = 0;
+    };
+    cache_statistics cache_stats() const;
+
 private:
+    struct cached_check {
+        check_result answer;
+        std::optional<std::int64_t> expires_ms;  // the grant's
+        std::int64_t refusal_until_ms = 0;       // for a refusal: when to ask again (0: never kept)
+    };
+    cached_check look_up(const std::string& hash) const;  // in the database
+    void forget_checks() const;
+
     catalog::catalog& catalog_;
+    mutable std::mutex cache_mutex_;
+    mutable std::unordered_map<std::string, cached_check> checks_;  // by the secret's hash
+    mutable std::uint64_t generation_ = 0;        // moves each time checks_ is dropped
+    mutable std::uint64_t external_changes_ = 0;  // the catalog's count, when checks_ was last trusted
+    mutable std::atomic<std::uint64_t> hits_{0};
+    mutable std::atomic<std::uint64_t> lookups_{0};
 };
 
 }  // namespace wheelhouse::auth

@@ -587,20 +587,27 @@ void catalog::notify(std::string_view project) {
 }
 
 bool catalog::changed_externally() {
-    // Asked from an I/O thread, which must never wait for a commit: a batch holds the writer
+    const auto seen = external_changes();
+    if (!seen) return false;
+    return changes_told_.exchange(*seen) != *seen;
+}
+
+std::optional<std::uint64_t> catalog::external_changes() {
+    // Asked from I/O threads, which must never wait for a commit: a batch holds the writer
     // through its sync, or for the busy timeout while another process holds the write lock
-    // (the I/O thread then stalled, and with it every connection it served). A busy writer
-    // means "ask again at the next poll"; the version compared then covers the skipped ones.
+    // (the I/O thread then stalled, and with it every connection it served). The writer's
+    // data_version moves only for other connections' commits, never for this process's own.
     std::unique_lock lock(writer_mutex_, std::try_to_lock);
-    if (!lock.owns_lock()) return false;
+    if (!lock.owns_lock()) return std::nullopt;
     auto query = writer_.cached("PRAGMA data_version");
-    if (!query) return true;  // cannot tell: assume it changed, a re-read is harmless
-    auto row = (*query)->step();
-    if (!row || !*row) return true;
-    const auto version = (*query)->column_int64(0);
-    const bool changed = version != data_version_;
-    data_version_ = version;
-    return changed;
+    std::optional<std::int64_t> version;
+    if (query) {
+        if (auto row = (*query)->step(); row && *row) version = (*query)->column_int64(0);
+    }
+    // Cannot tell: count a change, a re-read is harmless.
+    if (!version || *version != data_version_) ++external_changes_;
+    if (version) data_version_ = *version;
+    return external_changes_;
 }
 
 }  // namespace wheelhouse::catalog

@@ -9,6 +9,7 @@
 //  - Change listeners run on the thread that made the write, after its commit, with no lock of
 //    the catalog held: a listener may read the catalog, but must not block for long.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -143,6 +144,11 @@ public:
     // write since the last call. Cheap: one PRAGMA data_version on the writer connection, and
     // it never waits: while a write holds the writer it answers false, to be asked again.
     bool changed_externally();
+    // How many commits of other connections the writer has noticed since open (a count that
+    // grows whenever a check finds one or more), checked now; nullopt while a write holds the
+    // writer, for the same reason: the caller reads the database instead, or asks again.
+    // Thread safety: any thread; never waits.
+    std::optional<std::uint64_t> external_changes();
 
     const std::filesystem::path& path() const noexcept { return path_; }
 
@@ -160,6 +166,8 @@ private:
     std::mutex writer_mutex_;
     sqlite::connection writer_;
     std::int64_t data_version_ = 0;  // last seen on writer_, under writer_mutex_
+    std::uint64_t external_changes_ = 0;  // under writer_mutex_
+    std::atomic<std::uint64_t> changes_told_{0};  // external_changes_ as changed_externally() last told it
 
     mutable std::mutex readers_mutex_;
     mutable std::vector<std::unique_ptr<sqlite::connection>> idle_readers_;

@@ -131,6 +131,13 @@ std::string server_metrics::render(const scrape_levels& levels) const {
     out.sample("wheelhouse_page_cache_entries", {}, levels.page_cache_entries);
     out.family("wheelhouse_page_cache_bytes", "Bytes of rendered pages held in memory.", metric_type::gauge);
     out.sample("wheelhouse_page_cache_bytes", {}, levels.page_cache_bytes);
+    out.family("wheelhouse_page_renders_joined_total",
+               "Simple-API page misses answered by a render another request had started.", metric_type::counter);
+    out.sample("wheelhouse_page_renders_joined_total", {}, levels.page_renders_joined);
+    out.family("wheelhouse_token_checks_total", "API tokens checked, from memory or by reading the catalog.",
+               metric_type::counter);
+    out.sample("wheelhouse_token_checks_total", {{"answered", "memory"}}, levels.token_checks_cached);
+    out.sample("wheelhouse_token_checks_total", {{"answered", "catalog"}}, levels.token_checks_read);
 
     out.family("wheelhouse_proxy_upstream_errors_total",
                "Remote-asset hosts that failed or sent wrong bytes while a file was streamed through (proxy mode).",

@@ -41,6 +41,9 @@ struct scrape_levels {
     std::uint64_t page_cache_misses = 0;
     std::uint64_t page_cache_entries = 0;
     std::uint64_t page_cache_bytes = 0;
+    std::uint64_t page_renders_joined = 0;   // misses that waited for a render already under way
+    std::uint64_t token_checks_cached = 0;   // credentials checked from memory
+    std::uint64_t token_checks_read = 0;     // credentials checked by reading the catalog
 };
 
 // Thread safety: record_* and render() may be called from any thread at any time.

@@ -1,5 +1,7 @@
 #include "wheelhouse/app/answers.hpp"
 
+#include <chrono>
+
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -100,6 +102,36 @@ transport::outgoing_response text_or_json_response(const http::request_header<>&
     }
     const std::uint64_t bytes = response.body().size();
     return transport::outgoing_response{http::message_generator(std::move(response)), code, bytes};
+}
+
+namespace {
+
+// What a 503 says and asks for, by the pool that had no room.
+struct busy_answer {
+    std::string_view message;
+    std::chrono::seconds retry_after;
+};
+
+busy_answer busy_answer_of(lane runs_on) {
+    switch (runs_on) {
+        case lane::ingest: return {"the index is busy ingesting other uploads; retry shortly", std::chrono::seconds(5)};
+        case lane::write_pool:
+            return {"the index is busy with other changes (uploads, registrations, curation); retry shortly",
+                    std::chrono::seconds(2)};
+        case lane::read_pool:
+        case lane::io_thread: break;
+    }
+    return {"the index is busy answering other reads; retry shortly", std::chrono::seconds(2)};
+}
+
+}  // namespace
+
+transport::outgoing_response busy_response(const http::request_header<>& request, lane runs_on, audience answers) {
+    const auto [message, retry_after] = busy_answer_of(runs_on);
+    http::fields retry;
+    retry.set(http::field::retry_after, std::to_string(retry_after.count()));
+    return error_response(request, make_error(error_kind::unavailable, std::string(message)), answers,
+                          std::move(retry));
 }
 
 }  // namespace wheelhouse::app

@@ -39,6 +39,10 @@ transport::outgoing_response json_response(const http::request_header<>& request
 transport::outgoing_response error_response(const http::request_header<>& request, const error& failure,
                                             audience answers = audience::package_tools, http::fields extra = {});
 
+// 503 with Retry-After, for a request whose lane (`runs_on`) had no room in its queue: says which
+// work keeps the index busy. Thread safety: any thread.
+transport::outgoing_response busy_response(const http::request_header<>& request, lane runs_on, audience answers);
+
 // 405 with `Allow: <allowed>`, the methods the route table has for this path.
 transport::outgoing_response method_not_allowed(const http::request_header<>& request, method_set allowed,
                                                 audience answers);

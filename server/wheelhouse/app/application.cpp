@@ -36,24 +36,6 @@ router checked_router(std::span<const route> routes) {
     return std::move(built).value();
 }
 
-// What a 503 says and asks for, by the pool that had no room.
-struct busy_answer {
-    std::string_view message;
-    std::chrono::seconds retry_after;
-};
-
-busy_answer busy_answer_of(lane runs_on) {
-    switch (runs_on) {
-        case lane::ingest: return {"the index is busy ingesting other uploads; retry shortly", std::chrono::seconds(5)};
-        case lane::write_pool:
-            return {"the index is busy with other changes (uploads, registrations, curation); retry shortly",
-                    std::chrono::seconds(2)};
-        case lane::read_pool:
-        case lane::io_thread: break;
-    }
-    return {"the index is busy answering other reads; retry shortly", std::chrono::seconds(2)};
-}
-
 }  // namespace
 
 // What plan_body learned, carried to handle() by the transport: the routed request, or the
@@ -91,6 +73,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
     context_.ingester = &ingester_;
     context_.static_files = &static_;
     context_.write_workers = &write_workers_;
+    context_.read_workers = &read_workers_;
     catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
 }
 
@@ -236,11 +219,7 @@ void application::run_handler(dispatch_state& state) noexcept {
 transport::outgoing_response application::busy(const route_request& request, const http::request_header<>& header) {
     const auto runs_on = request.matched->runs_on;
     if (runs_on == lane::ingest) metrics_.record_ingest(metrics::ingest_outcome::busy);
-    const auto [message, retry_after] = busy_answer_of(runs_on);
-    http::fields retry;
-    retry.set(http::field::retry_after, std::to_string(retry_after.count()));
-    return error_response(header, make_error(error_kind::unavailable, std::string(message)), request.matched->answers,
-                          std::move(retry));
+    return busy_response(header, runs_on, request.matched->answers);
 }
 
 concurrency::worker_pool& application::pool_of(lane runs_on) noexcept {

@@ -47,6 +47,7 @@ public:
     void stop_watching() noexcept { watch_timer_.reset(); }
 
     page_cache& pages() noexcept { return pages_; }
+    const auth::token_store& tokens() const noexcept { return tokens_; }
     // What the transport records each request into (server_options::metrics).
     metrics::server_metrics& metrics() noexcept { return metrics_; }
 

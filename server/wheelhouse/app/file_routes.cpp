@@ -5,10 +5,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/download_answer.hpp"
 #include "wheelhouse/app/remote_downloads.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
+#include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
@@ -151,7 +153,20 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
 }
 
 route_answer download_file(route_context& context, route_request& request) {
-    return serve_file(context, request.header(), request.target, request.respond);
+    const auto& segments = request.target.segments;
+    if (segments.empty() || !segments.back().ends_with(metadata_suffix))
+        return serve_file(context, request.header(), request.target, request.respond);
+    // METADATA, which pip fetches for every candidate: its lookups and its read from disk run
+    // on the read pool; readahead(2) leaves the bytes in memory for the session's sendfile.
+    auto read_metadata = [&context, header = request.header(), target = request.target, respond = request.respond] {
+        auto answer = serve_file(context, header, target, respond);
+        if (!answer) return;
+        if (const auto& span = answer->file) ::readahead(span->file->get(), static_cast<off64_t>(span->offset), span->length);
+        respond(std::move(*answer));
+    };
+    if (!context.read_workers->try_submit(concurrency::job(std::move(read_metadata))))
+        return busy_response(request.header(), lane::read_pool, request.matched->answers);
+    return std::nullopt;
 }
 
 }  // namespace wheelhouse::app

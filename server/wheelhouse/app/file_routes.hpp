@@ -18,7 +18,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
                                                        const http_target::request_target& target,
                                                        const transport::responder& respond);
 
-// The route: serve_file with the request's own responder.
+// The route: serve_file with the request's own responder; for METADATA, on the read pool.
 route_answer download_file(route_context& context, route_request& request);
 
 }  // namespace wheelhouse::app

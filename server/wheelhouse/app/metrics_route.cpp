@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
@@ -26,6 +27,12 @@ transport::outgoing_response serve_metrics(route_context& context, const http::r
     levels.page_cache_misses = pages.misses;
     levels.page_cache_entries = pages.entries;
     levels.page_cache_bytes = pages.bytes;
+    levels.page_renders_joined = pages.renders_joined;
+    if (context.tokens != nullptr) {
+        const auto checks = context.tokens->cache_stats();
+        levels.token_checks_cached = checks.hits;
+        levels.token_checks_read = checks.lookups;
+    }
 
     http::fields headers;
     headers.set(http::field::cache_control, "no-store");

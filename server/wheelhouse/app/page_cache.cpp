@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include <openssl/evp.h>
+#include <spdlog/spdlog.h>
 
 namespace wheelhouse::app {
 
@@ -36,6 +37,78 @@ std::string page_cache::page_name(pep691::page_format format, std::string_view p
     name.push_back(format == pep691::page_format::json ? 'j' : 'h');
     name += project;
     return name;
+}
+
+struct page_cache::flight {
+    std::uint64_t generation = 0;  // the catalog's, when the render was queued
+    std::vector<page_waiter> waiters;
+};
+
+std::string page_cache::flight_name(const page_key& key) {
+    // No scope holds '\n' (selectors and pattern lists are printable), so the name is unambiguous.
+    return key.scope + "\n" + page_name(key.format, key.project);
+}
+
+std::optional<rendered_page> page_cache::find(const page_key& key) const {
+    const auto name = page_name(key.format, key.project);
+    std::shared_lock lock(mutex_);
+    const auto scope = scopes_.find(key.scope);
+    if (scope == scopes_.end()) return std::nullopt;
+    const auto found = scope->second->pages.find(name);
+    if (found == scope->second->pages.end()) return std::nullopt;
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    if (!key.scope.empty())
+        scope->second->last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return found->second;
+}
+
+bool page_cache::render_once(const page_key& key, renderer render, page_waiter waiter, concurrency::worker_pool& pool) {
+    const auto name = flight_name(key);
+    std::unique_lock flights_lock(flights_mutex_);
+    std::uint64_t generation = 0;
+    {
+        std::shared_lock lock(mutex_);
+        generation = generation_;
+    }
+    if (auto joined = flights_.find(name); joined != flights_.end() && joined->second->generation == generation) {
+        joined->second->waiters.push_back(std::move(waiter));
+        renders_joined_.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+    // A flight lands its page before it leaves flights_, so a page that landed since the
+    // caller's miss is found here, not rendered twice.
+    if (auto page = find(key)) {
+        flights_lock.unlock();
+        waiter(std::optional(std::move(*page)));
+        return true;
+    }
+    auto rendering = std::make_shared<flight>();
+    rendering->generation = generation;
+    rendering->waiters.push_back(std::move(waiter));
+    const bool queued = pool.try_submit(concurrency::job(
+        [this, key, rendering, render = std::move(render)] { land(key, rendering, render); }));
+    if (!queued) return false;
+    flights_[name] = rendering;  // replaces a flight that went stale; its waiters still get its page
+    renders_started_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+void page_cache::land(const page_key& key, const std::shared_ptr<flight>& rendering, const renderer& render) {
+    const page_result page = get_or_render(key, render);
+    std::vector<page_waiter> waiters;
+    {
+        std::lock_guard lock(flights_mutex_);
+        if (auto current = flights_.find(flight_name(key)); current != flights_.end() && current->second == rendering)
+            flights_.erase(current);
+        waiters.swap(rendering->waiters);
+    }
+    for (auto& waiter : waiters) {
+        try {
+            waiter(page);
+        } catch (const std::exception& failure) {  // one waiter's failure leaves the others answered
+            spdlog::error("answering a rendered page: {}", failure.what());
+        }
+    }
 }
 
 result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& key, const renderer& render) {
@@ -148,6 +221,8 @@ page_cache::statistics page_cache::stats() const {
     out.bytes = bytes_;
     out.variant_scopes = scopes_.size() - (scopes_.contains("") ? 1 : 0);
     out.variant_scopes_dropped = scopes_dropped_;
+    out.renders_started = renders_started_.load(std::memory_order_relaxed);
+    out.renders_joined = renders_joined_.load(std::memory_order_relaxed);
     return out;
 }
 

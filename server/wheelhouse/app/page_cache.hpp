@@ -7,17 +7,22 @@
 // Anyone can name a new valid selector, so these other scopes kept are capped in number and in
 // bytes: past either cap the scope least recently used is dropped whole (and a page that alone
 // would break the byte cap is served but not kept). /simple/ is never dropped.
+//
+// A miss renders off the I/O thread, once per page however many ask for it (render_once).
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/pep691/negotiation.hpp"
 #include "wheelhouse/result.hpp"
 
@@ -51,6 +56,20 @@ public:
     using renderer = std::function<result<std::optional<std::string>>()>;
     result<std::optional<rendered_page>> get_or_render(const page_key& key, const renderer& render);
 
+    // The cached page, counted as a hit; nullopt on a miss (not counted: the render counts it).
+    std::optional<rendered_page> find(const page_key& key) const;
+
+    // Single flight for a miss: the first caller for `key` queues one job on `pool` that renders
+    // the page as get_or_render does; callers that miss the same page meanwhile wait for that
+    // render instead of starting their own. Each `waiter` is then called once, on the pool's
+    // thread, with the page. A page the catalog changed since its render began is no page to
+    // wait for: later callers start a render of their own. Returns false, and never calls
+    // `waiter`, when the pool's queue had no room (answer 503). The page may have been cached
+    // since the caller's miss: then `waiter` is called at once, on the calling thread.
+    using page_result = result<std::optional<rendered_page>>;
+    using page_waiter = std::function<void(const page_result& page)>;
+    bool render_once(const page_key& key, renderer render, page_waiter waiter, concurrency::worker_pool& pool);
+
     // A project's pages in every scope, and every project list (whose contents may have changed
     // with it).
     void invalidate_project(std::string_view project);
@@ -63,11 +82,16 @@ public:
         std::size_t bytes = 0;
         std::size_t variant_scopes = 0;           // kept now
         std::uint64_t variant_scopes_dropped = 0;  // to stay within the cap, since start
+        std::uint64_t renders_started = 0;         // by render_once: one per flight
+        std::uint64_t renders_joined = 0;          // misses that waited for another's render
     };
     statistics stats() const;
 
 private:
     struct scope_pages;
+    struct flight;
+    static std::string flight_name(const page_key& key);
+    void land(const page_key& key, const std::shared_ptr<flight>& rendering, const renderer& render);
     static std::string page_name(pep691::page_format format, std::string_view project);
     bool drop_least_recent_variant_scope(const scope_pages* keep);
     void erase_page(scope_pages& scope, const std::string& name);
@@ -84,6 +108,11 @@ private:
     mutable std::atomic<std::uint64_t> clock_{0};
     mutable std::atomic<std::uint64_t> hits_{0};
     mutable std::atomic<std::uint64_t> misses_{0};
+    // Renders under way, by flight_name(); taken before mutex_ when both are held.
+    std::mutex flights_mutex_;
+    std::unordered_map<std::string, std::shared_ptr<flight>> flights_;
+    std::atomic<std::uint64_t> renders_started_{0};
+    std::atomic<std::uint64_t> renders_joined_{0};
 };
 
 // A strong entity tag for a body: the first 128 bits of its SHA-256, quoted.

@@ -76,7 +76,8 @@ inline constexpr std::uint64_t json_body_limit = 64 * 1024;
 // Where the handler runs. Reads and writes have pools of their own, so a burst of admin reads
 // never takes the threads uploads need, and a queue of uploads never delays a read.
 enum class lane {
-    io_thread,   // inline on the connection's I/O thread: cached pages, static files, liveness
+    io_thread,   // inline on the connection's I/O thread: cached pages (a miss goes to the read
+                 // pool), static files, liveness
     read_pool,   // queries, sorts, METADATA files from disk
     write_pool,  // catalog writes: curation, tokens, registrations
     ingest,      // uploads: the write pool too, in arrival order with the other writes, but a

@@ -65,6 +65,7 @@ struct route_context {
     ingest::ingester* ingester = nullptr;           // set by the application
     const static_routes* static_files = nullptr;    // the admin page's files; set by the application
     const concurrency::worker_pool* write_workers = nullptr;  // for /metrics' queue levels
+    concurrency::worker_pool* read_workers = nullptr;  // renders the pages the cache misses; set by the application
 };
 
 }  // namespace wheelhouse::app

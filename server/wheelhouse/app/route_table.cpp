@@ -44,8 +44,8 @@ constexpr std::array routes{
     route{get_head,   "/healthz",                                 anyone, scope::none,    "",                       tools,   none,   io_thread,  liveness},
     route{get_head,   "/metrics",                                 read,   scope::index,   "metrics reads",          tools,   none,   read_pool,  metrics_page},
     // pip and uv: the simple index, its variant indexes, the files. Inline: a page is a cache hit
-    // (a miss still renders on the I/O thread, until misses move off it: issue 15, item 4), a file
-    // one indexed lookup before sendfile or a proxy thread takes over.
+    // (a miss renders on the read pool, once however many wait for it), a file one indexed lookup
+    // before sendfile or a proxy thread takes over (METADATA goes to the read pool).
     route{get_head,   "/simple[/]",                               read,   scope::listing, private_reads,            tools,   none,   io_thread,  simple_page},
     route{get_head,   "/simple/{project...}",                     read,   scope::project, private_reads,            tools,   none,   io_thread,  simple_page},
     route{get_head,   "/variants/{selector}[/]",                  read,   scope::none,    private_reads,            tools,   none,   io_thread,  variant_page},

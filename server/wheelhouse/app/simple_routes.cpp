@@ -94,14 +94,51 @@ std::string list_scope(const catalog::project_filter& visible) {
     return scope;
 }
 
+// How a page is answered once it is at hand: on the I/O thread for a hit, on the read pool
+// for a miss.
+struct page_answer {
+    std::string_view content_type;
+    std::string_view cache_control;
+    bool negotiated = true;
+};
+
+transport::outgoing_response answer_page(const http::request_header<>& request, const page_cache::page_result& page,
+                                         const page_answer& how, std::string_view project) {
+    if (!page) return error_response(request, page.error());
+    if (!*page) {
+        return make_text_response(request, http::status::not_found,
+                                  "no project named '" + std::string(project) + "' in this index");
+    }
+    return respond_with_page(request, **page, how.content_type, how.cache_control, how.negotiated);
+}
+
+// A hit answers inline; a miss is rendered on the read pool, once however many requests wait
+// for it, and answered from there (503 when the pool's queue is full). `make_renderer` is called
+// on a miss only, so a hit copies nothing for a render it does not need.
+template <class MakeRenderer>
+route_answer serve_page(route_context& context, route_request& request, const page_key& key,
+                        const MakeRenderer& make_renderer, const page_answer& how) {
+    if (auto hit = context.pages.find(key)) return respond_with_page(request.header(), *hit, how.content_type,
+                                                                     how.cache_control, how.negotiated);
+    page_cache::renderer render = make_renderer();
+    auto waiter = [header = request.header(), respond = request.respond, project = key.project,
+                   content_type = how.content_type, cache_control = std::string(how.cache_control),
+                   negotiated = how.negotiated](const page_cache::page_result& page) {
+        respond(answer_page(header, page, {content_type, cache_control, negotiated}, project));
+    };
+    if (!context.pages.render_once(key, std::move(render), std::move(waiter), *context.read_workers))
+        return busy_response(request.header(), lane::read_pool, request.matched->answers);
+    return std::nullopt;
+}
+
 constexpr std::string_view variant_index_form =
     "variant indexes are at /variants/<selector>/simple/, as /variants/cu130-torch2.10/simple/";
 
 }  // namespace
 
-transport::outgoing_response serve_simple(const route_context& context, const http::request_header<>& request,
-                                          const http_target::request_target& target, const simple_index& index,
-                                          const catalog::project_filter& visible) {
+route_answer serve_simple(route_context& context, route_request& routed, const simple_index& index) {
+    const auto& request = routed.header();
+    const auto& target = routed.target;
     const auto& segments = target.segments;
     const std::size_t first_segment = index.first_segment;
     const std::string_view prefix = index.prefix;
@@ -140,11 +177,14 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
         // Every index lists every project (a variant page may hold only its pure files), so
         // they share one list, kept in the /simple/ scope, or in its filter's scope for a
         // project-limited token; its links are relative.
-        const auto page = context.pages.get_or_render({list_scope(visible), "", choice->format}, [&] {
-            return render_project_list(context, choice->format, visible);
-        });
-        if (!page) return error_response(request, page.error());
-        return respond_with_page(request, **page, choice->content_type, cache_control, negotiated);
+        const auto format = choice->format;
+        return serve_page(context, routed, {list_scope(routed.visible), "", format},
+                          [&] {
+                              return [&context, format, visible = routed.visible] {
+                                  return render_project_list(context, format, visible);
+                              };
+                          },
+                          {choice->content_type, cache_control, negotiated});
     }
 
     const auto& requested = segments[first_segment];
@@ -158,21 +198,19 @@ transport::outgoing_response serve_simple(const route_context& context, const ht
         return redirect_permanently(request, std::string(prefix) + normalized + "/");
 
     const std::string scope = index.selector ? index.selector->canonical() : std::string();
-    const auto page = context.pages.get_or_render({scope, normalized, choice->format}, [&] {
-        return render_project(context, normalized, index, choice->format);
-    });
-    if (!page) return error_response(request, page.error());
-    if (!*page) {
-        return make_text_response(request, http::status::not_found,
-                                  "no project named '" + normalized + "' in this index");
-    }
-    return respond_with_page(request, **page, choice->content_type, cache_control, negotiated);
+    const auto format = choice->format;
+    return serve_page(context, routed, {scope, normalized, format},
+                      [&] {
+                          return [&context, normalized, index, format] {
+                              return render_project(context, normalized, index, format);
+                          };
+                      },
+                      {choice->content_type, cache_control, negotiated});
 }
 
-transport::outgoing_response serve_variant_simple(const route_context& context, const http::request_header<>& request,
-                                                  const http_target::request_target& target,
-                                                  const catalog::project_filter& visible) {
-    const auto& segments = target.segments;  // "variants", selector, "simple", …
+route_answer serve_variant_simple(route_context& context, route_request& routed) {
+    const auto& request = routed.header();
+    const auto& segments = routed.target.segments;  // "variants", selector, "simple", …
     if (segments.size() < 2 || segments[1].empty())
         return make_text_response(request, http::status::not_found, "no such page; " + std::string(variant_index_form));
     auto selector = variants::parse_selector(segments[1]);
@@ -191,17 +229,15 @@ transport::outgoing_response serve_variant_simple(const route_context& context, 
         const auto after_selector = path.find('/', path.find('/', 1) + 1);  // the first two segments may be escaped
         return redirect_permanently(request, "/variants/" + canonical + std::string(path.substr(after_selector)));
     }
-    return serve_simple(context, request, target, simple_index{std::move(base), 3, std::move(selector).value()},
-                        visible);
+    return serve_simple(context, routed, simple_index{std::move(base), 3, std::move(selector).value()});
 }
 
 route_answer simple_page(route_context& context, route_request& request) {
-    return serve_simple(context, request.header(), request.target, simple_index{"/simple/", 1, std::nullopt},
-                        request.visible);
+    return serve_simple(context, request, simple_index{"/simple/", 1, std::nullopt});
 }
 
 route_answer variant_page(route_context& context, route_request& request) {
-    return serve_variant_simple(context, request.header(), request.target, request.visible);
+    return serve_variant_simple(context, request);
 }
 
 }  // namespace wheelhouse::app

@@ -22,18 +22,16 @@ struct simple_index {
     std::optional<variants::selector> selector;  // none for /simple/
 };
 
-// The project list shows the projects `visible` shows (a project-limited token's, on a private
-// index); each filter's list is cached apart. Thread safety: any I/O thread.
-transport::outgoing_response serve_simple(const route_context& context, const http::request_header<>& request,
-                                          const http_target::request_target& target, const simple_index& index,
-                                          const catalog::project_filter& visible);
+// The project list shows the projects the request's grant makes visible (a project-limited
+// token's, on a private index); each filter's list is cached apart. A cached page is answered
+// at once; a missing one is rendered on the read pool, which answers through request.respond
+// (nullopt is returned then). Thread safety: any I/O thread.
+route_answer serve_simple(route_context& context, route_request& request, const simple_index& index);
 
 // /variants/<selector>/simple/…: 404 for an unknown selector word and 400 for a selector that
 // is malformed or contradicts itself (each with the reason), a 301 to the canonical spelling,
 // then serve_simple. Thread safety: any I/O thread.
-transport::outgoing_response serve_variant_simple(const route_context& context, const http::request_header<>& request,
-                                                  const http_target::request_target& target,
-                                                  const catalog::project_filter& visible);
+route_answer serve_variant_simple(route_context& context, route_request& request);
 
 // The routes: /simple/… and /variants/<selector>/… (a variant index and its redirects).
 route_answer simple_page(route_context& context, route_request& request);
