@@ -5,6 +5,7 @@
 
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep503/name.hpp"
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/text/quoted.hpp"
 
 namespace wheelhouse::pep625 {
@@ -16,7 +17,7 @@ using text::quoted;
 constexpr std::size_t longest_filename = 255;  // bytes; the limit of ext4, XFS, NTFS, APFS
 constexpr std::string_view extension = ".tar.gz";
 
-char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using text::to_lower;
 
 bool ends_with_folded(std::string_view text, std::string_view suffix) noexcept {
     return text.size() >= suffix.size() &&
