@@ -94,6 +94,7 @@ std::string path_of(std::string_view parent, std::string_view key) {
     return std::string(parent) + (parent.empty() ? "" : ".") + std::string(key);
 }
 
+// `path` is the name's parent: the name's own bytes appear only quoted until they are checked.
 result<void> check_name(std::string_view path, std::string_view what, std::string_view name) {
     if (all_of(name, is_name_character)) return {};
     return invalid(std::string(path) + ": the " + std::string(what) + " " + quoted(name) +
@@ -165,13 +166,13 @@ result<variant_properties> read_properties(const json::value& value, std::string
     for (const auto& space : value.as_object()) {
         const std::string name(space.key());
         const auto space_path = path_of(path, name);
-        if (auto checked = check_name(space_path, "namespace", name); !checked) return checked.error();
+        if (auto checked = check_name(path, "namespace", name); !checked) return checked.error();
         if (!space.value().is_object()) return invalid(space_path + " must be an object of features");
         auto& features = properties[name];
         for (const auto& feature : space.value().as_object()) {
             const std::string feature_name(feature.key());
             const auto feature_path = path_of(space_path, feature_name);
-            if (auto checked = check_name(feature_path, "feature name", feature_name); !checked) return checked.error();
+            if (auto checked = check_name(space_path, "feature name", feature_name); !checked) return checked.error();
             auto values = string_list(feature.value(), feature_path, "value", is_value_character, "0-9, a-z, '_' and '.'");
             if (!values) return values.error();
             std::sort(values->begin(), values->end());
@@ -181,12 +182,15 @@ result<variant_properties> read_properties(const json::value& value, std::string
     return properties;
 }
 
+// Checked before anything names "variants.<label>": a message must not carry the label's bytes raw.
+result<void> check_label_characters(const std::string& label) {
+    if (all_of(label, is_value_character)) return {};
+    return invalid("variants: the label " + quoted(label) + " must be non-empty and of 0-9, a-z, '_' and '.' only");
+}
+
 result<void> check_label(const std::string& label, const variant_properties& properties,
                          const std::vector<std::string>& namespaces) {
     const auto path = "variants." + label;
-    if (!all_of(label, is_value_character)) {
-        return invalid("variants: the label " + quoted(label) + " must be non-empty and of 0-9, a-z, '_' and '.' only");
-    }
     if (label == "null" && !properties.empty()) {
         return invalid("variants.null has properties; the null variant has none (PEP 825 reserves the label)");
     }
@@ -254,6 +258,7 @@ result<variant_metadata> parse_variant_metadata(std::string_view text) {
     if (!variants) return variants.error();
     for (const auto& member : **variants) {
         const std::string label(member.key());
+        if (auto checked = check_label_characters(label); !checked) return checked.error();
         auto properties = read_properties(member.value(), "variants." + label);
         if (!properties) return properties.error();
         if (auto checked = check_label(label, *properties, out.namespace_priorities); !checked) return checked.error();
