@@ -364,6 +364,12 @@ private:
                 read_next();
             });
         };
+        return run_read_loop(read_next, outcome, t);
+    }
+
+    // Starts a read loop and runs the context until the loop has set `outcome`.
+    result<void> run_read_loop(const std::function<void()>& read_next, std::optional<result<void>>& outcome,
+                               const target& t) {
         read_next();
         io_.restart();
         io_.run();
@@ -400,11 +406,7 @@ private:
                 read_next();
             });
         };
-        read_next();
-        io_.restart();
-        io_.run();
-        if (!outcome) return make_error(error_kind::internal, "the body read of " + t.url + " stopped unfinished");
-        return std::move(*outcome);
+        return run_read_loop(read_next, outcome, t);
     }
 
     // Hands one read's bytes to the sink (or the collected body). A value ends the read loop.
