@@ -40,12 +40,9 @@ public:
         // /big: far more than the socket buffers and the relay hold, so the producer must wait.
         const std::size_t count = request.header.target() == "/big" ? 50 * pieces : pieces;
         auto body = std::make_shared<transport::relay_body>(1u << 20);
-        transport::outgoing_response out;
-        out.status = 200;
-        out.body_bytes = count * piece_bytes;
-        out.prepared.head = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(count * piece_bytes) + "\r\n\r\n";
-        out.stream = body;
-        respond(std::move(out));
+        const std::uint64_t length = count * piece_bytes;
+        transport::prepared_head head{"HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n"};
+        respond({transport::streamed_response{std::move(head), body}, 200, length});
         if (request.header.target() == "/silent") return go_silent(body);
         producers_.emplace_back([this, body, fail_midway, count] {
             for (std::size_t index = 0; index < count; ++index) {

@@ -83,7 +83,7 @@ transport::outgoing_response text_or_json_response(const http::request_header<>&
                                                    std::string text, const boost::json::object& json,
                                                    http::fields extra, std::string_view reason) {
     http::response<http::string_body> response{status, request.version()};
-    response.set(http::field::server, "wheelhouse");
+    response.set(http::field::server, transport::server_name);
     if (!reason.empty()) response.reason(reason_phrase(reason));
     for (const auto& field : extra) response.set(field.name_string(), field.value());
     if (wants_json(request)) {

@@ -161,7 +161,9 @@ route_answer download_file(route_context& context, route_request& request) {
     auto read_metadata = [&context, header = request.header(), target = request.target, respond = request.respond] {
         auto answer = serve_file(context, header, target, respond);
         if (!answer) return;
-        if (const auto& span = answer->file) ::readahead(span->file->get(), static_cast<off64_t>(span->offset), span->length);
+        if (const auto* sent = std::get_if<transport::file_response>(&answer->shape)) {
+            ::readahead(sent->body.file->get(), static_cast<off64_t>(sent->body.offset), sent->body.length);
+        }
         respond(std::move(*answer));
     };
     if (!context.read_workers->try_submit(concurrency::job(std::move(read_metadata))))

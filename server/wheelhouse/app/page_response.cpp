@@ -21,7 +21,7 @@ transport::outgoing_response respond_with_page(const http::request_header<>& req
         if (negotiated) extra.set(http::field::vary, negotiated_vary);
         if (current) {
             http::response<http::empty_body> response{http::status::not_modified, request.version()};
-            response.set(http::field::server, "wheelhouse");
+            response.set(http::field::server, transport::server_name);
             for (const auto& field : extra) response.set(field.name_string(), field.value());
             response.keep_alive(transport::wants_keep_alive(request));
             return transport::outgoing_response{http::message_generator(std::move(response)), 304, 0};

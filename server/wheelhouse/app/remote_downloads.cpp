@@ -7,7 +7,6 @@
 #include <chrono>
 #include <charconv>
 #include <cstring>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -166,15 +165,7 @@ result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_res
 
 transport::outgoing_response remote_downloads::transfer::streamed_response(const head_plan& plan) const {
     const download_answer answer(request, file.sha256, file.size, private_index);
-    std::ostringstream head;
-    head << answer.head(!plan.whole).base();
-    transport::outgoing_response out;
-    out.status = plan.whole ? 200 : 206;
-    out.body_bytes = plan.length;
-    out.prepared.head = std::move(head).str();
-    out.prepared.keep_alive = transport::wants_keep_alive(request);
-    out.stream = body;
-    return out;
+    return transport::make_streamed_response(answer.head(!plan.whole), plan.length, body);
 }
 
 remote::fetch_request remote_downloads::transfer::upstream_request() const {

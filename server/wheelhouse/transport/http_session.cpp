@@ -98,7 +98,7 @@ http_session::http_session(tcp::socket&& socket, request_handler& handler, const
           on_chunk_header(size, extensions, ec);
       }) {
     error_code ec;
-    // For the prepared write's first try (do_write_prepared); the asynchronous operations are
+    // For the prepared write's first try (do_write_head); the asynchronous operations are
     // unaffected by it.
     stream_.socket().non_blocking(true, ec);
     const auto endpoint = stream_.socket().remote_endpoint(ec);
@@ -111,7 +111,7 @@ http_session::http_session(tcp::socket&& socket, request_handler& handler, const
 }
 
 http_session::~http_session() {
-    if (response_ && response_->stream) response_->stream->cancel();  // stops its producer
+    cancel_streamed_body();  // stops its producer
     registry_.remove(this);
 }
 
@@ -463,24 +463,32 @@ void http_session::respond_and_close(http::status status, std::string message) {
 void http_session::do_write(outgoing_response response) {
     response_.emplace(std::move(response));
     peer_sent_more_ = false;
-    const bool keep_alive = response_->message ? response_->message->keep_alive() : response_->prepared.keep_alive;
+    const bool keep_alive = std::visit(overloaded{
+                                           [](const http::message_generator& message) { return message.keep_alive(); },
+                                           [](const auto& prepared) { return prepared.head.keep_alive; },
+                                       },
+                                       response_->shape);
     if (!keep_alive || draining_) close_after_response_ = true;
-    if (!response_->message) return do_write_prepared();
-    do_write_some();
+    std::visit(overloaded{
+                   [this](const http::message_generator&) { do_write_some(); },
+                   [this](const prepared_response& prepared) {
+                       do_write_head(prepared.head, prepared.body ? net::buffer(*prepared.body) : net::const_buffer());
+                   },
+                   [this](const auto& body_follows) { do_write_head(body_follows.head, net::const_buffer()); },
+               },
+               response_->shape);
 }
 
-void http_session::do_write_prepared() {
-    const auto& prepared = response_->prepared;
-    const std::array<net::const_buffer, 2> buffers{
-        net::buffer(prepared.head), prepared.body ? net::buffer(*prepared.body) : net::const_buffer()};
+void http_session::do_write_head(const prepared_head& head, net::const_buffer body) {
+    const std::array<net::const_buffer, 2> buffers{net::buffer(head.text), body};
     // Most pages fit in the socket's send buffer: write now, and wait for the socket (under the
     // write deadline) only for what did not fit. The socket is non-blocking (see the constructor).
     error_code first_try;
     std::size_t written = 0;
-    if (response_->file) {
+    if (std::holds_alternative<file_response>(response_->shape)) {
         // MSG_MORE: the head waits for the file's first bytes and leaves in the same segment.
-        const ssize_t sent = ::send(stream_.socket().native_handle(), prepared.head.data(), prepared.head.size(),
-                                    MSG_MORE | MSG_NOSIGNAL);
+        const ssize_t sent =
+            ::send(stream_.socket().native_handle(), head.text.data(), head.text.size(), MSG_MORE | MSG_NOSIGNAL);
         if (sent >= 0) written = static_cast<std::size_t>(sent);
         else first_try = error_code(errno, boost::system::system_category());
     } else {
@@ -497,7 +505,7 @@ void http_session::do_write_prepared() {
     net::async_write(stream_, rest, guarded([this](error_code ec, std::size_t) {
         if (ec) {
             fail(ec, "write");
-            const bool body_follows = response_->stream || response_->file;
+            const bool body_follows = !std::holds_alternative<prepared_response>(response_->shape);
             return body_follows ? abort_response() : do_close();
         }
         after_prepared_head();
@@ -505,13 +513,13 @@ void http_session::do_write_prepared() {
 }
 
 void http_session::after_prepared_head() {
-    if (response_->stream) return do_write_stream();
-    if (response_->file) return do_send_file();
+    if (std::holds_alternative<streamed_response>(response_->shape)) return do_write_stream();
+    if (std::holds_alternative<file_response>(response_->shape)) return do_send_file();
     finish_request();
 }
 
 void http_session::do_send_file() {
-    auto& span = *response_->file;
+    auto& span = std::get<file_response>(response_->shape).body;
     // One turn sends at most this much, then lets the thread's other connections have their turn.
     constexpr std::uint64_t turn_bytes = 4 * 1024 * 1024;
     std::uint64_t turn_left = turn_bytes;
@@ -567,18 +575,18 @@ void http_session::wait_to_send_file() {
 }
 
 void http_session::do_write_stream() {
-    auto& source = *response_->stream;
+    auto& source = *std::get<streamed_response>(response_->shape).body;
     const auto piece = source.next();
     switch (piece.what) {
         case body_source::state::ready:
             stream_.expires_after(limits_.write_timeout);
             stream_.async_write_some(net::buffer(piece.bytes.data(), piece.bytes.size()),
-                                     guarded([this](error_code ec, std::size_t bytes) {
+                                     guarded([this, &source](error_code ec, std::size_t bytes) {
                                          if (ec) {
                                              fail(ec, "write");
                                              return abort_response();
                                          }
-                                         response_->stream->consume(bytes);
+                                         source.consume(bytes);
                                          do_write_stream();
                                      }));
             return;
@@ -605,7 +613,7 @@ void http_session::wait_for_stream() {
         abort_response();
     }));
     watch_for_hang_up();
-    response_->stream->on_ready([weak = weak_from_this()] {
+    std::get<streamed_response>(response_->shape).body->on_ready([weak = weak_from_this()] {
         if (auto self = weak.lock()) net::post(self->stream_.get_executor(), [self] { self->stream_wait_.cancel(); });
     });
 }
@@ -615,7 +623,8 @@ void http_session::watch_for_hang_up() {
     // the next write, so the producer (a fetch from a silent remote host) stops at once.
     if (peer_sent_more_) return;
     stream_.socket().async_wait(tcp::socket::wait_read, guarded([this](error_code ec) {
-        if (ec || !response_ || !response_->stream) return;  // the body woke first
+        const auto* streamed = response_ ? std::get_if<streamed_response>(&response_->shape) : nullptr;
+        if (ec || streamed == nullptr) return;  // the body woke first
         char byte = 0;
         const auto peeked = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (peeked > 0) {
@@ -624,7 +633,7 @@ void http_session::watch_for_hang_up() {
         }
         if (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
         spdlog::debug("{} {} {}: the client hung up during the body", peer_, log_method_, log_target_);
-        response_->stream->cancel();  // next() now says failed: the stream's wait ends the response
+        streamed->body->cancel();  // next() now says failed: the stream's wait ends the response
         stream_wait_.cancel();
     }));
 }
@@ -634,13 +643,18 @@ void http_session::abort_response() {
     const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                              request_started_);
     log_.record(peer_, log_method_, log_target_, response_->status, response_->body_bytes, elapsed);
-    if (response_->stream) response_->stream->cancel();
+    cancel_streamed_body();
     do_close();
+}
+
+void http_session::cancel_streamed_body() noexcept {
+    if (!response_) return;
+    if (auto* streamed = std::get_if<streamed_response>(&response_->shape)) streamed->body->cancel();
 }
 
 void http_session::do_write_some() {
     error_code ec;
-    const auto buffers = response_->message->prepare(ec);
+    const auto buffers = std::get<http::message_generator>(response_->shape).prepare(ec);
     if (ec) {
         fail(ec, "serialize");
         return do_close();
@@ -655,8 +669,9 @@ void http_session::on_write_some(error_code ec, std::size_t bytes) {
         fail(ec, "write");
         return do_close();
     }
-    response_->message->consume(bytes);
-    if (!response_->message->is_done()) return do_write_some();
+    auto& message = std::get<http::message_generator>(response_->shape);
+    message.consume(bytes);
+    if (!message.is_done()) return do_write_some();
     finish_request();
 }
 

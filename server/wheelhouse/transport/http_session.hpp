@@ -68,7 +68,8 @@ private:
     void respond_and_close(http::status status, std::string message);
     void do_write(outgoing_response response);
     void do_write_some();
-    void do_write_prepared();
+    // A prepared head, and `body` after it in the same write (a prepared_response's).
+    void do_write_head(const prepared_head& head, net::const_buffer body);
     void on_write_some(error_code ec, std::size_t bytes);
     void after_prepared_head();
     void do_write_stream();
@@ -77,6 +78,7 @@ private:
     void do_send_file();
     void wait_to_send_file();
     void abort_response();
+    void cancel_streamed_body() noexcept;
     void finish_request();
     void linger_and_close();
     void do_close();

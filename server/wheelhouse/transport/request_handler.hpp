@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 
 #include <boost/beast/http/message_generator.hpp>
 
@@ -19,33 +20,58 @@
 
 namespace wheelhouse::transport {
 
-// A response whose bytes are known whole: the status line and header fields, then a body shared
-// with every other response of the same page. The session writes it with one gather write,
-// past Beast's serializer: the fast path of a cached page.
-struct prepared_response {
-    std::string head;                         // status line and fields, ending in the blank line
-    std::shared_ptr<const std::string> body;  // null when nothing follows the head (HEAD, 304)
+// A status line and header fields written as they are, past Beast's serializer, ending in the
+// blank line; the three prepared shapes below start with one.
+struct prepared_head {
+    std::string text;
     bool keep_alive = true;
+};
+
+// A response whose bytes are known whole: the head, then a body shared with every other
+// response of the same page. The session writes it with one gather write: the fast path of a
+// cached page.
+struct prepared_response {
+    prepared_head head;
+    std::shared_ptr<const std::string> body;  // null when nothing follows the head (HEAD, 304)
+};
+
+// A head, then a body pulled as another thread produces it (a proxied download).
+struct streamed_response {
+    prepared_head head;
+    std::shared_ptr<body_source> body;
 };
 
 // Bytes of an open file that follow a prepared head: the session sends them with sendfile(2),
 // from the page cache to the socket without passing through the server's memory.
 struct file_span {
-    std::shared_ptr<storage::descriptor> file;  // shared so the response stays copyable
+    std::shared_ptr<storage::descriptor> file;  // closed when the last response using it is gone
     std::uint64_t offset = 0;
-    std::uint64_t length = 0;
+    std::uint64_t length = 0;  // more than 0: a response without body bytes is a prepared_response
 };
+
+// A head, then bytes of a file.
+struct file_response {
+    prepared_head head;
+    file_span body;
+};
+
+// How a response's bytes leave the session: one of four ways, so no response can mix two.
+// http::message_generator is whatever Beast serialises (a message with any body type).
+using response_shape = std::variant<http::message_generator, prepared_response, streamed_response, file_response>;
+
+// A visitor of lambdas, one for each alternative: std::visit(overloaded{...}, response.shape).
+template <class... Lambdas>
+struct overloaded : Lambdas... {
+    using Lambdas::operator()...;
+};
+template <class... Lambdas>
+overloaded(Lambdas...) -> overloaded<Lambdas...>;  // clang 14 (the fuzz preset) deduces no aggregates
 
 // A response ready to be written, with what the access log needs to know of it.
 struct outgoing_response {
-    std::optional<http::message_generator> message;  // empty for a prepared response
+    response_shape shape;
     unsigned status = 0;
     std::uint64_t body_bytes = 0;
-    prepared_response prepared{};  // written when `message` is empty
-    // With a prepared head (and no prepared body): the body, pulled as it is produced.
-    std::shared_ptr<body_source> stream{};
-    // With a prepared head (and no prepared body): the body, sent from a file.
-    std::optional<file_span> file{};
 };
 
 // Where a streamed body goes as it arrives (an upload's spool file, through a multipart

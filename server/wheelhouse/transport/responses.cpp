@@ -6,10 +6,29 @@
 namespace wheelhouse::transport {
 namespace {
 
-constexpr std::string_view server_name = "wheelhouse";
-
 void copy_fields(http::fields& to, const http::fields& from) {
     for (const auto& field : from) to.insert(field.name_string(), field.value());
+}
+
+std::string serialize_message(http::message_generator& message) {
+    std::string bytes;
+    error_code ec;
+    while (!message.is_done()) {
+        const auto buffers = message.prepare(ec);
+        if (ec) break;
+        for (const auto buffer : beast::buffers_range_ref(buffers))
+            bytes.append(static_cast<const char*>(buffer.data()), buffer.size());
+        message.consume(beast::buffer_bytes(buffers));
+    }
+    return bytes;
+}
+
+// `head` with Content-Length `length`, in Beast's own serialisation: status line, fields, blank line.
+prepared_head prepared_head_of(http::response<http::empty_body>& head, std::uint64_t length) {
+    head.content_length(length);
+    std::ostringstream text;
+    text << head.base();
+    return {std::move(text).str(), head.keep_alive()};
 }
 
 }  // namespace
@@ -59,17 +78,24 @@ outgoing_response make_shared_response(const http::request_header<>& request, ht
     return finish(std::move(response));
 }
 
+outgoing_response make_prepared_response(http::response<http::empty_body> head,
+                                         std::shared_ptr<const std::string> body) {
+    const std::uint64_t length = body ? body->size() : 0;
+    const unsigned status = head.result_int();
+    return {prepared_response{prepared_head_of(head, length), std::move(body)}, status, length};
+}
+
 outgoing_response make_file_response(http::response<http::empty_body> head, file_span body) {
-    head.content_length(body.length);
-    std::ostringstream text;
-    text << head.base();  // Beast's own serialisation: status line, fields, blank line
-    outgoing_response out;
-    out.status = head.result_int();
-    out.body_bytes = body.length;
-    out.prepared.head = std::move(text).str();
-    out.prepared.keep_alive = head.keep_alive();
-    if (body.length > 0) out.file = std::move(body);
-    return out;
+    if (body.length == 0) return make_prepared_response(std::move(head), nullptr);
+    const unsigned status = head.result_int();
+    const std::uint64_t length = body.length;
+    return {file_response{prepared_head_of(head, length), std::move(body)}, status, length};
+}
+
+outgoing_response make_streamed_response(http::response<http::empty_body> head, std::uint64_t length,
+                                         std::shared_ptr<body_source> body) {
+    const unsigned status = head.result_int();
+    return {streamed_response{prepared_head_of(head, length), std::move(body)}, status, length};
 }
 
 outgoing_response make_prepared_response(const http::request_header<>& request, http::status status,
@@ -78,10 +104,9 @@ outgoing_response make_prepared_response(const http::request_header<>& request, 
     const bool keep_alive = wants_keep_alive(request);
     const unsigned version = request.version() == 10 ? 10 : 11;
     const auto code = static_cast<unsigned>(status);
-    outgoing_response out;
-    out.status = code;
-    out.prepared.keep_alive = keep_alive;
-    std::string& text = out.prepared.head;
+    prepared_response out{{std::string(), keep_alive}, nullptr};
+    std::uint64_t body_bytes = 0;
+    std::string& text = out.head.text;
     text.reserve(256);
     text += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
     char number[24];
@@ -103,12 +128,12 @@ outgoing_response make_prepared_response(const http::request_header<>& request, 
     if (body) {
         add("Content-Length", std::string_view(number, std::to_chars(number, number + sizeof number, body->size()).ptr));
         if (request.method() != http::verb::head) {
-            out.body_bytes = body->size();
-            out.prepared.body = std::move(body);
+            body_bytes = body->size();
+            out.body = std::move(body);
         }
     }
     text += "\r\n";
-    return out;
+    return {std::move(out), code, body_bytes};
 }
 
 outgoing_response make_text_response(const http::request_header<>& request, http::status status,
@@ -129,19 +154,14 @@ outgoing_response make_text_response_without_request(http::status status, std::s
 }
 
 std::string serialize(outgoing_response response) {
-    if (!response.message) {
-        return response.prepared.head + (response.prepared.body ? *response.prepared.body : std::string());
-    }
-    std::string bytes;
-    error_code ec;
-    while (!response.message->is_done()) {
-        const auto buffers = response.message->prepare(ec);
-        if (ec) break;
-        for (const auto buffer : beast::buffers_range_ref(buffers))
-            bytes.append(static_cast<const char*>(buffer.data()), buffer.size());
-        response.message->consume(beast::buffer_bytes(buffers));
-    }
-    return bytes;
+    return std::visit(overloaded{
+                          [](http::message_generator& message) { return serialize_message(message); },
+                          [](const prepared_response& prepared) {
+                              return prepared.head.text + (prepared.body ? *prepared.body : std::string());
+                          },
+                          [](const auto& body_elsewhere) { return body_elsewhere.head.text; },
+                      },
+                      response.shape);
 }
 
 }  // namespace wheelhouse::transport

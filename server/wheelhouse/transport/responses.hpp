@@ -12,6 +12,9 @@
 
 namespace wheelhouse::transport {
 
+// What every response names as its Server.
+inline constexpr std::string_view server_name = "wheelhouse";
+
 // The one mapping of domain errors to HTTP status, used wherever a result meets HTTP.
 http::status status_for(error_kind kind) noexcept;
 
@@ -40,9 +43,16 @@ outgoing_response make_prepared_response(const http::request_header<>& request, 
                                          std::span<const header_field> fields,
                                          std::shared_ptr<const std::string> body);
 
-// A response with `head`'s status and fields (Content-Length set here) whose body is `body`,
-// sent from the file by the session; `body` is left out when its length is 0 (HEAD, say).
+// Responses with `head`'s status and fields (Content-Length set here to the body's length),
+// written past Beast's serializer. The body is:
+// - `body`, shared, not copied;
+outgoing_response make_prepared_response(http::response<http::empty_body> head,
+                                         std::shared_ptr<const std::string> body);
+// - bytes of a file, sent from it by the session; left out when its length is 0 (HEAD, say);
 outgoing_response make_file_response(http::response<http::empty_body> head, file_span body);
+// - pulled from `body` as it is produced, `length` bytes.
+outgoing_response make_streamed_response(http::response<http::empty_body> head, std::uint64_t length,
+                                         std::shared_ptr<body_source> body);
 
 // A plain-text message for people and curl: "404 Not Found: no project named 'x'".
 outgoing_response make_text_response(const http::request_header<>& request, http::status status,
@@ -52,8 +62,8 @@ outgoing_response make_text_response(const http::request_header<>& request, http
 outgoing_response make_text_response_without_request(http::status status, std::string message,
                                                      http::fields extra = {});
 
-// The bytes of a response built by the functions above (not a file or a streamed body), for a
-// synchronous write.
+// The bytes of a response held in memory (a Beast message or a prepared_response), for a
+// synchronous write; of a streamed or file response, the head alone.
 std::string serialize(outgoing_response response);
 
 }  // namespace wheelhouse::transport
