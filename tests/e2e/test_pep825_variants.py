@@ -19,6 +19,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conftest import ingest
+from test_remote_downloads import answer_headers
 from test_remote_register import payload, post
 from test_uploads import curl, make_token, twine
 from wheelbuilder import build_wheel, read_metadata
@@ -138,6 +139,39 @@ def test_variant_wheels_upload_and_the_release_file_validates_against_the_pep_sc
     for label in VARIANTS:
         assert f"flash_attn-2.8.3-{NATIVE_TAGS}-{label}.whl" in html
     assert len(page_files(running.url)) == len(VARIANTS) + 2  # the plain wheel and variants.json
+
+
+def test_the_release_file_answers_head_ranges_and_conditionals_as_every_download(server, tmp_path):
+    running, data, tokens = server
+    wheel = build_variant(tmp_path / "farm", "cu128_sm90", VARIANTS["cu128_sm90"])
+    status, body = curl("-u", f"__token__:{tokens['upload']}", "-F", f"content=@{wheel}", running.url + "legacy/")
+    assert status == 201, body
+    entry, body = release_file(running.url)
+    url = running.url + entry["url"].lstrip("/")
+    etag = f'"{entry["hashes"]["sha256"]}"'
+    every = {"server", "etag", "cache-control", "accept-ranges"}
+
+    status, whole = answer_headers(url)
+    assert status == 200 and every <= set(whole), whole
+    assert whole["etag"] == etag and whole["content-type"] == "application/json"
+    assert whole["content-length"] == str(len(body))
+    status, head = answer_headers(url, method="HEAD")
+    assert (status, head) == (200, whole)  # HEAD says what GET says
+
+    status, part = answer_headers(url, "-r", "0-9")
+    assert status == 206 and every <= set(part), part
+    assert part["content-range"] == f"bytes 0-9/{len(body)}"
+    status, ranged = curl("-r", "5-", url)
+    assert status == 206 and ranged.encode() == body[5:]
+    status, ranged_head = answer_headers(url, "-r", "0-9", method="HEAD")
+    assert (status, ranged_head) == (206, part)
+
+    status, current = answer_headers(url, "-H", f"If-None-Match: {etag}")
+    assert status == 304 and every <= set(current), current  # Server too, as every download's 304
+    status, outside = answer_headers(url, "-r", f"{len(body)}-")
+    assert status == 416 and outside["content-range"] == f"bytes */{len(body)}", outside
+    status, stale = curl("-r", "0-9", "-H", 'If-Range: "an-older-copy"', url)
+    assert status == 200 and stale.encode() == body
 
 
 def test_the_release_file_follows_deletes_and_goes_with_the_last_variant(server, tmp_path):

@@ -1,5 +1,6 @@
-// Every answer to a download (200, 206, 304, 416, HEAD, of a wheel and of its .metadata) carries
-// one header set, from the one conditional/Range responder (app/download_answer.hpp).
+// Every answer to a download (200, 206, 304, 416, HEAD, of a wheel, of its .metadata and of a
+// release's PEP 825 variants.json) carries one header set, from the one conditional/Range
+// responder (app/download_answer.hpp).
 // tests/e2e/test_remote_downloads.py compares a proxied file's answers with these.
 
 #include <catch2/catch.hpp>
@@ -22,6 +23,19 @@ std::set<std::string> names_of(const http_response& response) {
 
 const std::set<std::string> every_answer = {"Server", "ETag", "Cache-Control", "Accept-Ranges"};
 
+// A variant wheel of answers 1.0, so that the release has a variants.json.
+std::string make_variant_wheel() {
+    wheel_spec spec;
+    spec.dist_info = "answers-1.0.dist-info";
+    spec.metadata = "Metadata-Version: 2.1\nName: answers\nVersion: 1.0\nSummary: A variant\n\nLong description.\n";
+    spec.files = {{"answers/__init__.py", "VERSION = '1.0'\n"},
+                  {"answers-1.0.dist-info/variant.json",
+                   R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json", )"
+                   R"("default-priorities": {"namespace": ["nvidia"]}, )"
+                   R"("variants": {"cu128": {"nvidia": {"cuda_version_lower_bound": ["12.8"]}}}})"}};
+    return build_wheel(spec);
+}
+
 void check_common(const http_response& response, const std::string& etag) {
     INFO("status " << response.result_int());
     for (const auto& name : every_answer) CHECK(names_of(response).count(name) == 1);
@@ -37,21 +51,31 @@ TEST_CASE("download answers: 200, 206, 304, 416 and HEAD carry one header set", 
     test_server server;
     const auto wheel = make_wheel("answers", "1.0");
     const auto file = server.ingest(wheel, wheel_name);
+    server.ingest(make_variant_wheel(), "answers-1.0-py3-none-any-cu128.whl");
+    const auto project = server.catalog().files_of_project("answers");
+    REQUIRE(project);
+    REQUIRE(*project);
+    REQUIRE((*project)->release_variants.size() == 1);
+    const auto& variants = (*project)->release_variants.front();
 
     struct target {
         std::string url;
         std::string etag;
+        std::string_view content_type;
     };
     const target targets[] = {
-        {"/files/" + file.sha256 + "/" + std::string(wheel_name), "\"" + file.sha256 + "\""},
-        {"/files/" + file.sha256 + "/" + std::string(wheel_name) + ".metadata", "\"" + file.metadata_sha256 + "\""},
+        {"/files/" + file.sha256 + "/" + std::string(wheel_name), "\"" + file.sha256 + "\"",
+         "application/octet-stream"},
+        {"/files/" + file.sha256 + "/" + std::string(wheel_name) + ".metadata", "\"" + file.metadata_sha256 + "\"",
+         "application/octet-stream"},
+        {"/files/" + variants.sha256 + "/" + variants.filename, "\"" + variants.sha256 + "\"", "application/json"},
     };
-    for (const auto& [url, etag] : targets) {
+    for (const auto& [url, etag, content_type] : targets) {
         INFO(url);
         const auto whole = server.get(url);
         REQUIRE(whole.result_int() == 200);
         check_common(whole, etag);
-        CHECK(whole[http::field::content_type] == "application/octet-stream");
+        CHECK(whole[http::field::content_type] == content_type);
         CHECK(names_of(whole).count("Content-Range") == 0);
 
         const auto part = server.get(url, {{http::field::range, "bytes=0-9"}});
@@ -70,6 +94,11 @@ TEST_CASE("download answers: 200, 206, 304, 416 and HEAD carry one header set", 
         check_common(outside, etag);
         CHECK(outside[http::field::content_range] == "bytes */" + std::to_string(whole.body().size()));
 
+        // If-Range with another validator: the client's part is stale, so the whole answer.
+        const auto stale = server.get(url, {{http::field::range, "bytes=0-9"}, {http::field::if_range, "\"other\""}});
+        REQUIRE(stale.result_int() == 200);
+        CHECK(stale.body() == whole.body());
+
         const auto head = server.request(http::verb::head, url);
         REQUIRE(head.result_int() == 200);
         check_common(head, etag);
@@ -83,6 +112,7 @@ TEST_CASE("download answers: 200, 206, 304, 416 and HEAD carry one header set", 
         CHECK(names_of(ranged_head) == names_of(part));
         CHECK(ranged_head[http::field::content_range] == part[http::field::content_range]);
     }
+    CHECK(server.get(targets[2].url).body() == variants.content);
 }
 
 }  // namespace wheelhouse::testing

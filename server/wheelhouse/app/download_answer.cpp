@@ -9,14 +9,18 @@ namespace {
 // let an nginx cache hand them to clients without a token).
 constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
 constexpr std::string_view immutable_private = "max-age=31536000, private, immutable";
-constexpr std::string_view octet_stream = "application/octet-stream";
-constexpr std::string_view server_name = "wheelhouse";
+constexpr std::string_view redirect_public = "max-age=86400, public";
+constexpr std::string_view redirect_private = "max-age=86400, private";
 
 }  // namespace
 
 download_answer::download_answer(const http::request_header<>& request, std::string_view sha256_hex,
-                                 std::uint64_t size, bool private_index)
-    : request_(request), etag_("\"" + std::string(sha256_hex) + "\""), size_(size), private_index_(private_index) {
+                                 std::uint64_t size, bool private_index, std::string_view content_type)
+    : request_(request),
+      etag_("\"" + std::string(sha256_hex) + "\""),
+      size_(size),
+      private_index_(private_index),
+      content_type_(content_type) {
     const auto range = request[http::field::range];
     const auto if_range = request[http::field::if_range];
     // If-Range with another validator means the client's partial copy is stale: send it all.
@@ -52,6 +56,13 @@ std::optional<transport::outgoing_response> download_answer::without_body() cons
     return transport::outgoing_response{http::message_generator(std::move(response)), code, 0};
 }
 
+transport::outgoing_response download_answer::with_body(std::shared_ptr<const std::string> body) const {
+    if (auto done = without_body()) return std::move(*done);
+    const auto part = range();
+    if (part) body = std::make_shared<const std::string>(body->substr(part->first, part->length));
+    return transport::make_prepared_response(head(part.has_value()), std::move(body));
+}
+
 http::fields download_answer::validator_fields() const {
     http::fields fields;
     fields.set(http::field::etag, etag_);
@@ -64,13 +75,21 @@ http::response<http::empty_body> download_answer::head(bool partial) const {
     const auto part = partial ? range() : std::nullopt;
     http::response<http::empty_body> response{part ? http::status::partial_content : http::status::ok,
                                               request_.version()};
-    response.set(http::field::server, server_name);
-    response.set(http::field::content_type, octet_stream);
+    response.set(http::field::server, transport::server_name);
+    response.set(http::field::content_type, content_type_);
     for (const auto& field : validator_fields()) response.set(field.name(), field.value());
     if (part) response.set(http::field::content_range, http_conditional::content_range(*part, size_));
     response.content_length(part ? part->length : size_);
     response.keep_alive(transport::wants_keep_alive(request_));
     return response;
+}
+
+transport::outgoing_response redirect_download(const http::request_header<>& request, const std::string& url,
+                                               bool private_index) {
+    http::fields headers;
+    headers.set(http::field::location, url);
+    headers.set(http::field::cache_control, private_index ? redirect_private : redirect_public);
+    return transport::make_text_response(request, http::status::found, "the file is at " + url, std::move(headers));
 }
 
 }  // namespace wheelhouse::app

@@ -1,10 +1,13 @@
 #pragma once
 // The one answer to a download's preconditions and Range, shared by files on this server's disk
-// (file_routes.cpp) and remote ones (remote_downloads.cpp), so that every download answer
-// (200, 206, 304, 416, HEAD) carries one header set: Server, ETag, Cache-Control and
-// Accept-Ranges, plus Content-Type where bytes are described and Content-Range on 206 and 416.
+// and remote ones (file_routes.cpp, remote_downloads.cpp) and by bytes the catalog holds (a
+// release's variants.json), so that every download answer (200, 206, 304, 416, HEAD) carries one
+// header set: Server, ETag, Cache-Control and Accept-Ranges, plus Content-Type where bytes are
+// described and Content-Range on 206 and 416. A redirect to a remote file's host is answered here
+// too, so that every download's caching is decided in one place.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,14 +19,19 @@ namespace wheelhouse::app {
 
 class download_answer {
 public:
-    // `sha256_hex` is the digest of the file's bytes (its ETag), `size` their count. The answer
-    // reads `request` until it is gone: keep it no longer.
+    // `sha256_hex` is the digest of the bytes (their ETag), `size` their count, `content_type`
+    // what they are. The answer reads `request` and `content_type` until it is gone: keep it no
+    // longer.
     download_answer(const http::request_header<>& request, std::string_view sha256_hex, std::uint64_t size,
-                    bool private_index);
+                    bool private_index, std::string_view content_type = "application/octet-stream");
 
     // A request that needs none of the bytes: 304 for a matching If-None-Match, 416 for a range
-    // outside the file, or a HEAD's answer. nullopt: send the bytes, under head().
+    // outside them, or a HEAD's answer. nullopt: send the bytes, under head().
     std::optional<transport::outgoing_response> without_body() const;
+
+    // The whole answer when the bytes are in memory (`body`, `size` bytes long): without_body()'s,
+    // else 200 with them or 206 with the range asked for.
+    transport::outgoing_response with_body(std::shared_ptr<const std::string> body) const;
 
     // The range to send (206); nullopt for the whole file (200). If-Range decides here too: our
     // ETag is the file's digest, so a remote host's own validators never take part.
@@ -41,7 +49,13 @@ private:
     std::string etag_;  // quoted
     std::uint64_t size_ = 0;
     bool private_index_ = false;
+    std::string_view content_type_;
     http_conditional::range_decision decision_;
 };
+
+// 302 to a remote file's `url` (redirect mode): only ever the catalog's URL, nothing from the
+// request. Cached for a day, not for good: the host may move the asset (a re-uploaded release).
+transport::outgoing_response redirect_download(const http::request_header<>& request, const std::string& url,
+                                               bool private_index);
 
 }  // namespace wheelhouse::app

@@ -12,7 +12,6 @@
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
-#include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/transport/responses.hpp"
@@ -24,23 +23,11 @@ using transport::make_text_response;
 
 constexpr std::string_view metadata_suffix = ".metadata";
 constexpr std::string_view release_variants_suffix = "-variants.json";
-// A private index's answers must not be kept by shared caches (RFC 9111 §3.5: "public" would
-// let an nginx cache hand them to clients without a token).
-constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
-constexpr std::string_view immutable_private = "max-age=31536000, private, immutable";
 
 // A download to count: the whole file, or the first part of it (not every resumed chunk).
 bool starts_at_first_byte(const http::request_header<>& request) {
     const auto range = request[http::field::range];
     return range.empty() || range.starts_with("bytes=0-");
-}
-
-// 304 with `headers` (ETag, Cache-Control) when the client's copy is current.
-transport::outgoing_response not_modified(const http::request_header<>& request, const http::fields& headers) {
-    http::response<http::empty_body> response{http::status::not_modified, request.version()};
-    for (const auto& field : headers) response.set(field.name_string(), field.value());
-    response.keep_alive(transport::wants_keep_alive(request));
-    return {http::message_generator(std::move(response)), 304, 0};
 }
 
 // Sends `path` (whose bytes hash to `sha256_hex`) whole or in part, or answers its conditionals.
@@ -62,8 +49,8 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
         answer.head(range.has_value()), {std::make_shared<storage::descriptor>(std::move(file)), offset, length});
 }
 
-// PEP 825: a release's variants.json, from its catalog row. Its URL holds its sha256, so the
-// bytes there never change; a new file gets a new URL on the pages.
+// PEP 825: a release's variants.json, from its catalog row, answered as any download. Its URL
+// holds its sha256, so the bytes there never change; a new file gets a new URL on the pages.
 transport::outgoing_response send_release_variants(const route_context& context, const http::request_header<>& request,
                                                    std::string_view sha256, std::string_view filename) {
     const auto found = context.catalog.find_release_variants(sha256, filename);
@@ -80,17 +67,10 @@ transport::outgoing_response send_release_variants(const route_context& context,
                                       " in this index; the release's current variants.json is linked on its "
                                       "project page");
     }
-    const std::string etag = "\"" + (*found)->sha256 + "\"";
-    http::fields headers;
-    headers.set(http::field::etag, etag);
-    headers.set(http::field::cache_control, context.settings.private_index ? immutable_private : immutable_public);
-    if (const auto if_none_match = request[http::field::if_none_match];
-        !if_none_match.empty() && http_conditional::if_none_match_matches(if_none_match, etag)) {
-        return not_modified(request, headers);
-    }
-    return transport::make_shared_response(request, http::status::ok, "application/json",
-                                           std::make_shared<const std::string>(std::move((*found)->content)),
-                                           std::move(headers));
+    auto content = std::make_shared<const std::string>(std::move((*found)->content));
+    const download_answer answer(request, (*found)->sha256, content->size(), context.settings.private_index,
+                                 "application/json");
+    return answer.with_body(std::move(content));
 }
 
 }  // namespace

@@ -24,10 +24,6 @@ namespace {
 
 using transport::make_text_response;
 
-// A redirect names a host that may move the asset (a re-uploaded release): keep it a day, not
-// a year. A private index's redirect must not sit in shared caches either.
-constexpr std::string_view redirect_public = "max-age=86400, public";
-constexpr std::string_view redirect_private = "max-age=86400, private";
 constexpr std::string_view retry_after_seconds = "5";
 constexpr std::size_t batch_bytes = 256 * 1024;
 constexpr std::chrono::milliseconds batch_delay{100};
@@ -347,12 +343,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
                                                                          "register it again");
     }
     if (file.mode == catalog::download_mode::redirect) {
-        // Only ever the catalog's URL: nothing from the request goes into Location.
-        http::fields headers;
-        headers.set(http::field::location, *file.remote_url);
-        headers.set(http::field::cache_control, private_index ? redirect_private : redirect_public);
-        return make_text_response(request, http::status::found, "the file is at " + *file.remote_url,
-                                  std::move(headers));
+        return redirect_download(request, *file.remote_url, private_index);
     }
 
     const download_answer answer(request, file.sha256, file.size, private_index);
