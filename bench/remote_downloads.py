@@ -11,6 +11,7 @@ Needs the release build (build/release/server/wheelhouse, or WHEELHOUSE_BIN) and
 from __future__ import annotations
 
 import argparse
+import resource
 import base64
 import hashlib
 import os
@@ -66,6 +67,47 @@ def big_wheel(directory: pathlib.Path, size: int) -> pathlib.Path:
     return path
 
 
+class cpu_budget:
+    """Where the CPU of one download went: the storage host, wheelhouse (and its busiest thread),
+    curl, and how much of the machine stayed idle. On a box where all three share the cores, the
+    sum of their CPU-seconds per GiB bounds the rate, whatever any one of them does."""
+
+    def __init__(self, storage_pid: int, server_pid: int | None):
+        self.pids = {"storage": storage_pid, **({"wheelhouse": server_pid} if server_pid else {})}
+        self.before = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+        self.threads_before = thread_cpu(server_pid) if server_pid else {}
+        self.curl_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.machine_before = machine_jiffies()
+
+    def end(self, gib: float) -> dict[str, float]:
+        spent = {name: (cpu_seconds(pid) - self.before[name]) / gib for name, pid in self.pids.items()}
+        curl = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent["curl"] = (curl.ru_utime + curl.ru_stime - self.curl_before.ru_utime - self.curl_before.ru_stime) / gib
+        if "wheelhouse" in self.pids:
+            after = thread_cpu(self.pids["wheelhouse"])
+            spent["busiest thread"] = max((after[t] - self.threads_before.get(t, 0.0) for t in after), default=0.0) / gib
+        busy, total = (a - b for a, b in zip(machine_jiffies(), self.machine_before))
+        spent["idle %"] = 100.0 * (1 - busy / total) if total else 0.0
+        return spent
+
+
+def machine_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of every core since boot, from /proc/stat."""
+    fields = [int(x) for x in pathlib.Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    spent = {}
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            spent[task.name] = cpu_seconds(pid, task.name)
+        except OSError:
+            pass  # the thread ended
+    return spent
+
+
 def curl_speed(url: str, *extra: str) -> tuple[float, int]:
     """(bytes a second, bytes) of one download to /dev/null."""
     done = subprocess.run(["curl", "-sS", "-f", "-o", "/dev/null", "-w", "%{speed_download} %{size_download}", *extra,
@@ -81,13 +123,15 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int, thread: str | None = None) -> float:
+    stat = f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat"
+    fields = pathlib.Path(stat).read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def proxied_run(server: ServerProcess, url: str, idle: float) -> tuple[float, int, float, float]:
-    """(bytes a second, bytes, peak RSS in MiB, server CPU seconds) of one proxied download."""
+def proxied_run(server: ServerProcess, url: str, idle: float, budget: cpu_budget, gib: float
+                ) -> tuple[float, int, float, dict[str, float]]:
+    """(bytes a second, bytes, peak RSS in MiB, CPU budget per GiB) of one proxied download."""
     pid = server.process.pid
     peak = [idle]
     stop = threading.Event()
@@ -99,13 +143,12 @@ def proxied_run(server: ServerProcess, url: str, idle: float) -> tuple[float, in
 
     sampler = threading.Thread(target=sample)
     sampler.start()
-    cpu_before = cpu_seconds(pid)
     try:
         speed, size = curl_speed(url)
     finally:
         stop.set()
         sampler.join()
-    return speed, size, peak[0], cpu_seconds(pid) - cpu_before
+    return speed, size, peak[0], budget.end(gib)
 
 
 def main() -> None:
@@ -145,21 +188,24 @@ def main() -> None:
             servers[label] = ServerProcess(data, *fake.server_flags()).start()
         print(registered.stdout.strip())
         idle = {label: rss_mib(server.process.pid) for label, server in servers.items()}
+        gib = wheel.stat().st_size / (1 << 30)
         for run in range(1, arguments.runs + 1):
+            budget = cpu_budget(fake.process.pid, None)
             direct, size = curl_speed(url, "-L", "--cacert", str(fake.ca))
             assert size == wheel.stat().st_size
-            row = {"run": run, "direct": direct}
+            row = {"run": run, "direct": direct, "direct budget": budget.end(gib)}
             # Who goes first alternates, so neither always meets a warmer page cache.
             order = list(servers.items()) if run % 2 else list(reversed(servers.items()))
             for label, server in order:
                 proxied_url = f"{server.url}files/{sha256.hexdigest()}/{wheel.name}"
-                speed, proxied_size, peak, cpu = proxied_run(server, proxied_url, idle[label])
+                budget = cpu_budget(fake.process.pid, server.process.pid)
+                speed, proxied_size, peak, cpu = proxied_run(server, proxied_url, idle[label], budget, gib)
                 assert proxied_size == size
                 row[label] = (speed, peak, cpu)
             rows.append(row)
             print(f"run {run}: direct {direct / MiB:.0f} MiB/s; " + "; ".join(
                 f"{label} {row[label][0] / MiB:.0f} MiB/s ({row[label][0] / direct:.0%}), RSS idle "
-                f"{idle[label]:.0f} → peak {row[label][1]:.0f} MiB, server CPU {row[label][2]:.2f} s"
+                f"{idle[label]:.0f} → peak {row[label][1]:.0f} MiB, server CPU {row[label][2]['wheelhouse'] * gib:.2f} s"
                 for label in servers))
     finally:
         for server in servers.values():
@@ -173,8 +219,18 @@ def main() -> None:
         for label in servers:
             cells.append(f"{row[label][0] / MiB:.0f} MiB/s | {row[label][0] / row['direct']:.0%}")
         rss = ", ".join(f"{idle[label]:.0f} → {row[label][1]:.0f} MiB" for label in servers)
-        cpu = ", ".join(f"{row[label][2] / (wheel.stat().st_size / (1 << 30)):.2f}" for label in servers)
+        cpu = ", ".join(f"{row[label][2]['wheelhouse']:.2f}" for label in servers)
         print(f"| {row['run']} | {row['direct'] / MiB:.0f} MiB/s | " + " | ".join(cells) + f" | {rss} | {cpu} |")
+    print("\nCPU-seconds per GiB of each process, and the machine's idle share, during each download:\n")
+    columns = ["storage", "curl", "wheelhouse", "busiest thread", "all", "idle %"]
+    print("| run | path | " + " | ".join(columns) + " |")
+    print("| --- | --- |" + " ---: |" * len(columns))
+    for row in rows:
+        for path in ["direct"] + list(servers):
+            spent = dict(row["direct budget"] if path == "direct" else row[path][2])
+            spent["all"] = spent["storage"] + spent["curl"] + spent.get("wheelhouse", 0.0)
+            cells = [f"{spent[c]:.0f}" if c == "idle %" else (f"{spent[c]:.2f}" if c in spent else "-") for c in columns]
+            print(f"| {row['run']} | {path} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

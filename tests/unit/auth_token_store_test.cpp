@@ -88,6 +88,26 @@ TEST_CASE("token_store: names are unique and checked, list shows every token", "
     CHECK(f.tokens.list()->at(1).last_used_ms.has_value());
 }
 
+TEST_CASE("token_store: a flood of made-up tokens never pushes a real token's grant out of memory", "[auth]") {
+    fixture f;
+    auto created = f.tokens.create("ci", auth::scope::upload, {}, std::nullopt, "cli");
+    REQUIRE(created);
+    REQUIRE(f.tokens.authenticate(created->secret));  // read once, then kept
+    // Well-formed secrets that no token has: each is read once and kept as a refusal, more of
+    // them than the cache holds, so the refusals start again empty at least once.
+    std::string made_up = created->secret;
+    made_up[4] = made_up[4] == 'x' ? 'y' : 'x';  // never the real secret, whatever its tail
+    for (std::size_t i = 0; i <= auth::token_store::max_cached_checks + 10; ++i) {
+        const auto digits = std::to_string(i);
+        made_up.replace(made_up.size() - digits.size(), digits.size(), digits);
+        REQUIRE_FALSE(f.tokens.authenticate(made_up));
+    }
+    const auto before = f.tokens.cache_stats();
+    REQUIRE(f.tokens.authenticate(created->secret));
+    CHECK(f.tokens.cache_stats().lookups == before.lookups);  // from memory, no database read
+    CHECK(f.tokens.cache_stats().hits - before.hits == 1);
+}
+
 TEST_CASE("token_store: checks come from memory until a token changes, here or in another process", "[auth]") {
     fixture f;
     auto created = f.tokens.create("team", auth::scope::read, {}, std::nullopt, "cli");

@@ -170,23 +170,15 @@ token_store::check_result token_store::check(std::string_view secret) const {
     {
         std::lock_guard lock(cache_mutex_);
         if (changes && *changes > external_changes_) {
-            checks_.clear();
+            grants_.clear();
+            refusals_.clear();
             ++generation_;
             external_changes_ = *changes;
         }
         generation = generation_;
-        if (changes) {
-            if (auto found = checks_.find(hash); found != checks_.end()) {
-                const auto& entry = found->second;
-                const auto now = catalog::now_ms();
-                const bool current = entry.answer.grant ? !entry.expires_ms || now < *entry.expires_ms
-                                                        : now < entry.refusal_until_ms;
-                if (current) {
-                    hits_.fetch_add(1, std::memory_order_relaxed);
-                    return entry.answer;
-                }
-                checks_.erase(found);
-            }
+        if (const auto* answer = changes ? cached_answer(hash) : nullptr) {
+            hits_.fetch_add(1, std::memory_order_relaxed);
+            return *answer;
         }
     }
     lookups_.fetch_add(1, std::memory_order_relaxed);
@@ -195,8 +187,9 @@ token_store::check_result token_store::check(std::string_view secret) const {
     // A token created, revoked or changed elsewhere while this read ran: its answer may be stale.
     // A failed read is never kept (refusal_until_ms 0): the next check reads again.
     if (generation == generation_ && (entry.answer.grant || entry.refusal_until_ms != 0)) {
-        if (checks_.size() >= max_cached_checks) checks_.clear();
-        checks_.insert_or_assign(hash, entry);
+        auto& kept = entry.answer.grant ? grants_ : refusals_;
+        if (kept.size() >= max_cached_checks) kept.clear();
+        kept.insert_or_assign(hash, entry);
     }
     return entry.answer;
 }
@@ -228,9 +221,23 @@ token_store::cached_check token_store::look_up(const std::string& hash) const {
     return {{found->grant, {}}, found->expires_ms, 0};
 }
 
+const token_store::check_result* token_store::cached_answer(const std::string& hash) const {
+    const auto now = catalog::now_ms();
+    if (auto found = grants_.find(hash); found != grants_.end()) {
+        if (!found->second.expires_ms || now < *found->second.expires_ms) return &found->second.answer;
+        grants_.erase(found);
+    }
+    if (auto found = refusals_.find(hash); found != refusals_.end()) {
+        if (now < found->second.refusal_until_ms) return &found->second.answer;
+        refusals_.erase(found);
+    }
+    return nullptr;
+}
+
 void token_store::forget_checks() const {
     std::lock_guard lock(cache_mutex_);
-    checks_.clear();
+    grants_.clear();
+    refusals_.clear();
     ++generation_;
 }
 

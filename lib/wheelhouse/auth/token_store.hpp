@@ -7,7 +7,9 @@
 // has seen another process commit (`wheelhouse token revoke --data …` beside a running server):
 // every cached answer first asks the catalog, which costs no SQL read and never waits. While a
 // write holds the catalog, a check reads the database as it did before. A grant's expiry is
-// checked at each use; a refusal is kept for refusal_lifetime at most.
+// checked at each use; a refusal is kept for refusal_lifetime at most. Grants and refusals are
+// kept apart: a flood of made-up secrets fills and empties only the refusals, never pushing a
+// real token's grant out to be read from the database again.
 //
 // Thread safety: every member may be called from any thread (the catalog serialises writes).
 
@@ -48,7 +50,8 @@ struct created_token {
 class token_store {
 public:
     static constexpr std::chrono::seconds refusal_lifetime{2};
-    static constexpr std::size_t max_cached_checks = 4096;  // past it the cache starts again empty
+    // Past it, that kind of answer (grants, or refusals) starts again empty.
+    static constexpr std::size_t max_cached_checks = 4096;
 
     explicit token_store(catalog::catalog& catalog) noexcept : catalog_(catalog) {}
 
@@ -89,10 +92,13 @@ private:
     };
     cached_check look_up(const std::string& hash) const;  // in the database
     void forget_checks() const;
+    // The answer cached for `hash` while still current, from either map; under cache_mutex_.
+    const check_result* cached_answer(const std::string& hash) const;
 
     catalog::catalog& catalog_;
     mutable std::mutex cache_mutex_;
-    mutable std::unordered_map<std::string, cached_check> checks_;  // by the secret's hash
+    mutable std::unordered_map<std::string, cached_check> grants_;    // by the secret's hash
+    mutable std::unordered_map<std::string, cached_check> refusals_;  // likewise
     mutable std::uint64_t generation_ = 0;        // moves each time checks_ is dropped
     mutable std::uint64_t external_changes_ = 0;  // the catalog's count, when checks_ was last trusted
     mutable std::atomic<std::uint64_t> hits_{0};

@@ -9,6 +9,7 @@
 
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/catalog/records.hpp"
+#include "wheelhouse/catalog/row_columns.hpp"
 #include "wheelhouse/render/simple_pages.hpp"
 #include "wheelhouse/sqlite/connection.hpp"
 #include "wheelhouse/storage/blob_path.hpp"
@@ -28,10 +29,14 @@ struct blob_use {
     std::string filename;                // one row that uses it, for messages
 };
 
+// The columns of a file row that say what it needs of the blob store.
+constexpr auto blob_columns =
+    sqlite::pick(catalog::file_columns, {"sha256", "download_mode", "metadata_sha256", "filename"});
+
 result<std::vector<blob_use>> blobs_used(const std::filesystem::path& database, std::int64_t& rows) {
     auto db = sqlite::connection::open(database, {.read_only = true, .create = false});
     if (!db) return db.error();
-    auto query = db->prepare("SELECT sha256, download_mode, metadata_sha256, filename FROM files ORDER BY sha256, filename");
+    auto query = db->prepare("SELECT " + sqlite::column_list(blob_columns) + " FROM files ORDER BY sha256, filename");
     if (!query) return query.error();
     std::vector<blob_use> uses;
     rows = 0;
@@ -40,11 +45,12 @@ result<std::vector<blob_use>> blobs_used(const std::filesystem::path& database, 
         if (!row) return row.error();
         if (!*row) break;
         ++rows;
-        auto sha256 = query->column_text(0);
-        if (uses.empty() || uses.back().sha256 != sha256) uses.push_back({sha256, false, {}, query->column_text(3)});
+        catalog::file_record file;
+        sqlite::read_columns(*query, 0, blob_columns, file);
+        if (uses.empty() || uses.back().sha256 != file.sha256) uses.push_back({file.sha256, false, {}, file.filename});
         auto& use = uses.back();
-        if (query->column_text(1) == catalog::to_string(catalog::download_mode::local)) use.required = true;
-        if (use.metadata_sha256.empty()) use.metadata_sha256 = query->column_text(2);
+        if (file.mode == catalog::download_mode::local) use.required = true;
+        if (use.metadata_sha256.empty()) use.metadata_sha256 = std::move(file.metadata_sha256);
     }
     return uses;
 }

@@ -1,7 +1,9 @@
 #include "wheelhouse/catalog/audit.hpp"
 
+#include <array>
 #include <chrono>
 
+#include "wheelhouse/sqlite/columns.hpp"
 #include "wheelhouse/sqlite/statement.hpp"
 #include "wheelhouse/text/ascii.hpp"
 
@@ -12,11 +14,27 @@ std::int64_t now_ms() {
         .count();
 }
 
+namespace {
+
+// The audit log's columns after its id (sqlite/columns.hpp): the one place each is named.
+constexpr std::array audit_columns = {
+    sqlite::field<&audit_entry::time_ms>("time_ms"),
+    sqlite::field<&audit_entry::actor>("actor"),
+    sqlite::field<&audit_entry::action>("action"),
+    sqlite::field<&audit_entry::target>("target"),
+    sqlite::field<&audit_entry::detail>("detail"),
+};
+
+}  // namespace
+
 result<void> write_audit(sqlite::connection& db, std::string_view actor, std::string_view action,
                          std::string_view target, const std::optional<std::string>& detail) {
-    auto insert = db.cached("INSERT INTO audit_log (time_ms, actor, action, target, detail) VALUES (?1, ?2, ?3, ?4, ?5)");
+    static const std::string insert_entry = "INSERT INTO audit_log (" + sqlite::column_list(audit_columns) +
+                                            ") VALUES (" + sqlite::parameter_list(audit_columns, 1) + ")";
+    auto insert = db.cached(insert_entry);
     if (!insert) return insert.error();
-    (*insert)->bind_int64(1, now_ms()).bind_text(2, actor).bind_text(3, action).bind_text(4, target).bind_optional_text(5, detail);
+    const audit_entry entry{0, now_ms(), std::string(actor), std::string(action), std::string(target), detail};
+    sqlite::bind_columns(**insert, 1, audit_columns, entry);
     return (*insert)->run();
 }
 
@@ -45,8 +63,9 @@ result<audit_page> read_audit(sqlite::connection& db, const audit_query& query) 
         if (!row) return row.error();
         page.total = *row ? (*count)->column_int64(0) : 0;
     }
-    auto rows = db.cached("SELECT id, time_ms, actor, action, target, detail" + std::string(audit_filters) +
-                          " ORDER BY id DESC LIMIT ?5 OFFSET ?6");
+    static const std::string select_entries = "SELECT id, " + sqlite::column_list(audit_columns) +
+                                              std::string(audit_filters) + " ORDER BY id DESC LIMIT ?5 OFFSET ?6";
+    auto rows = db.cached(select_entries);
     if (!rows) return rows.error();
     bind_filters(**rows, query);
     (*rows)->bind_int64(5, query.per_page).bind_int64(6, (query.page - 1) * query.per_page);
@@ -54,9 +73,9 @@ result<audit_page> read_audit(sqlite::connection& db, const audit_query& query) 
         auto row = (*rows)->step();
         if (!row) return row.error();
         if (!*row) break;
-        const auto& statement = **rows;
-        page.entries.push_back({statement.column_int64(0), statement.column_int64(1), statement.column_text(2),
-                                statement.column_text(3), statement.column_text(4), statement.column_optional_text(5)});
+        auto& entry = page.entries.emplace_back();
+        entry.id = (*rows)->column_int64(0);
+        sqlite::read_columns(**rows, 1, audit_columns, entry);
     }
     auto actions = db.cached("SELECT DISTINCT action FROM audit_log ORDER BY action");
     if (!actions) return actions.error();

@@ -1,105 +1,28 @@
 #include "wheelhouse/catalog/catalog.hpp"
 
-#include <boost/json.hpp>
-
 #include <algorithm>
 #include <utility>
 
 #include "wheelhouse/catalog/audit.hpp"
 #include "wheelhouse/catalog/migrations.hpp"
 #include "wheelhouse/catalog/release_variants.hpp"
+#include "wheelhouse/catalog/row_columns.hpp"
 #include "wheelhouse/sqlite/transaction.hpp"
 
 namespace wheelhouse::catalog {
 namespace {
 
-// The columns of a file_record, in the order read_file_row reads them.
-constexpr std::string_view select_files =
-    "SELECT f.id, p.name, f.filename, f.version, f.normalized_version, f.local_label, f.python_tag, f.abi_tag, "
-    "f.platform_tag, f.build_tag, f.cuda, f.sm, f.torch, f.torch_and_higher, f.cxx11abi, f.rocm, f.cpu, f.xpu, "
-    "f.git_hash, f.build_date, f.variant_unparsed, f.sha256, f.size, f.requires_python, f.summary, "
-    "f.upload_time_ms, f.yanked_reason, f.download_mode, f.remote_url, f.metadata_sha256, f.metadata_size, "
-    "f.uploaded_by, f.fetch_url, f.variant_label, f.variant_properties, f.variant_namespaces, f.packagetype "
-    "FROM files f JOIN projects p ON p.id = f.project_id ";
-
-const std::string file_by_name = std::string(select_files) + "WHERE f.filename = ?1";
-const std::string file_by_sha256_and_name = std::string(select_files) + "WHERE f.filename = ?1 AND f.sha256 = ?2";
-const std::string files_by_project = std::string(select_files) + "WHERE p.name = ?1 ORDER BY f.filename";
-
-constexpr std::string_view project_by_name =
-    "SELECT id, name, display_name, status, status_reason FROM projects WHERE name = ?1";
-
-
-std::optional<std::string> unparsed_to_json(const std::vector<std::string>& pieces) {
-    if (pieces.empty()) return std::nullopt;
-    boost::json::array array;
-    for (const auto& piece : pieces) array.emplace_back(piece);
-    return boost::json::serialize(array);
-}
-
-std::vector<std::string> unparsed_from_json(const std::optional<std::string>& text) {
-    std::vector<std::string> pieces;
-    if (!text) return pieces;
-    boost::system::error_code failure;
-    const auto value = boost::json::parse(*text, failure);
-    if (failure || !value.is_array()) return {*text};  // keep what is there rather than lose it
-    for (const auto& piece : value.as_array()) {
-        if (piece.is_string()) pieces.emplace_back(piece.as_string());
-    }
-    return pieces;
-}
-
-file_record read_file_row(const sqlite::statement& row) {
-    file_record file;
-    file.id = row.column_int64(0);
-    file.project = row.column_text(1);
-    file.filename = row.column_text(2);
-    file.version = row.column_text(3);
-    file.normalized_version = row.column_text(4);
-    file.local_label = row.column_text(5);
-    file.python_tag = row.column_text(6);
-    file.abi_tag = row.column_text(7);
-    file.platform_tag = row.column_text(8);
-    file.build_tag = row.column_optional_text(9);
-    file.variant.cuda = row.column_optional_text(10);
-    file.variant.sm = row.column_optional_text(11);
-    file.variant.torch = row.column_optional_text(12);
-    file.variant.torch_and_higher = row.column_bool(13);
-    if (!row.column_is_null(14)) file.variant.cxx11abi = row.column_bool(14);
-    file.variant.rocm = row.column_optional_text(15);
-    file.variant.cpu = row.column_bool(16);
-    file.variant.xpu = row.column_bool(17);
-    file.variant.git_hash = row.column_optional_text(18);
-    file.variant.build_date = row.column_optional_text(19);
-    file.variant.unparsed = unparsed_from_json(row.column_optional_text(20));
-    file.sha256 = row.column_text(21);
-    file.size = static_cast<std::uint64_t>(row.column_int64(22));
-    file.requires_python = row.column_optional_text(23);
-    file.summary = row.column_optional_text(24);
-    file.upload_time_ms = row.column_int64(25);
-    file.yanked_reason = row.column_optional_text(26);
-    file.mode = parse_download_mode(row.column_text(27)).value_or(download_mode::local);
-    file.remote_url = row.column_optional_text(28);
-    file.metadata_sha256 = row.column_text(29);
-    file.metadata_size = static_cast<std::uint64_t>(row.column_int64(30));
-    file.uploaded_by = row.column_optional_text(31);
-    file.fetch_url = row.column_optional_text(32);
-    file.variant_label = row.column_optional_text(33);
-    file.variant_properties = row.column_text(34);
-    file.variant_namespaces = row.column_text(35);
-    file.type = parse_package_type(row.column_text(36)).value_or(package_type::wheel);
-    return file;
-}
-
-project_record read_project_row(const sqlite::statement& row) {
-    project_record project;
-    project.id = row.column_int64(0);
-    project.name = row.column_text(1);
-    project.display_name = row.column_text(2);
-    project.status = parse_project_status(row.column_text(3)).value_or(project_status::active);
-    project.status_reason = row.column_optional_text(4);
-    return project;
-}
+// Whole rows, with the columns row_columns.hpp lists; the statements are made once.
+const std::string select_files =
+    "SELECT " + file_row_columns() + " FROM files f JOIN projects p ON p.id = f.project_id ";
+const std::string file_by_name = select_files + "WHERE f.filename = ?1";
+const std::string file_by_sha256_and_name = select_files + "WHERE f.filename = ?1 AND f.sha256 = ?2";
+const std::string files_by_project = select_files + "WHERE p.name = ?1 ORDER BY f.filename";
+const std::string project_by_name = "SELECT " + project_row_columns() + " FROM projects p WHERE p.name = ?1";
+const std::string insert_project = "INSERT INTO projects (created_ms, " + sqlite::column_list(project_columns) +
+                                   ") VALUES (?1, " + sqlite::parameter_list(project_columns, 2) + ")";
+const std::string insert_file = "INSERT INTO files (project_id, " + sqlite::column_list(file_columns) +
+                                ") VALUES (?1, " + sqlite::parameter_list(file_columns, 2) + ")";
 
 // The queries below take the connection to run on, so reads and the writer share them.
 
@@ -127,62 +50,23 @@ result<std::int64_t> project_id_for(sqlite::connection& db, const new_file& file
     auto existing = select_project(db, file.file.project);
     if (!existing) return existing.error();
     if (*existing) return (*existing)->id;
-    auto insert = db.cached("INSERT INTO projects (name, display_name, created_ms) VALUES (?1, ?2, ?3)");
+    auto insert = db.cached(insert_project);
     if (!insert) return insert.error();
-    const std::string& display = file.project_display_name.empty() ? file.file.project : file.project_display_name;
-    (*insert)->bind_text(1, file.file.project).bind_text(2, display).bind_int64(3, now_ms());
+    project_record project;
+    project.name = file.file.project;
+    project.display_name = file.project_display_name.empty() ? file.file.project : file.project_display_name;
+    (*insert)->bind_int64(1, now_ms());
+    sqlite::bind_columns(**insert, 2, project_columns, project);
     if (auto done = (*insert)->run(); !done) return done.error();
     return db.last_insert_rowid();
 }
 
-result<void> insert_file(sqlite::connection& db, std::int64_t project_id, const file_record& file) {
-    auto insert = db.cached(
-        "INSERT INTO files (project_id, filename, version, normalized_version, local_label, python_tag, abi_tag, "
-        "platform_tag, build_tag, cuda, sm, torch, torch_and_higher, cxx11abi, rocm, cpu, xpu, git_hash, build_date, "
-        "variant_unparsed, sha256, size, requires_python, summary, upload_time_ms, yanked_reason, download_mode, "
-        "remote_url, metadata_sha256, metadata_size, uploaded_by, fetch_url, variant_label, variant_properties, "
-        "variant_namespaces, packagetype) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-        "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)");
+result<void> insert_file_row(sqlite::connection& db, std::int64_t project_id, const file_record& file) {
+    auto insert = db.cached(insert_file);
     if (!insert) return insert.error();
-    auto& statement = **insert;
-    const auto& variant = file.variant;
-    statement.bind_int64(1, project_id)
-        .bind_text(2, file.filename)
-        .bind_text(3, file.version)
-        .bind_text(4, file.normalized_version)
-        .bind_text(5, file.local_label)
-        .bind_text(6, file.python_tag)
-        .bind_text(7, file.abi_tag)
-        .bind_text(8, file.platform_tag)
-        .bind_optional_text(9, file.build_tag)
-        .bind_optional_text(10, variant.cuda)
-        .bind_optional_text(11, variant.sm)
-        .bind_optional_text(12, variant.torch)
-        .bind_bool(13, variant.torch_and_higher)
-        .bind_optional_int64(14, variant.cxx11abi ? std::optional<std::int64_t>(*variant.cxx11abi ? 1 : 0) : std::nullopt)
-        .bind_optional_text(15, variant.rocm)
-        .bind_bool(16, variant.cpu)
-        .bind_bool(17, variant.xpu)
-        .bind_optional_text(18, variant.git_hash)
-        .bind_optional_text(19, variant.build_date)
-        .bind_optional_text(20, unparsed_to_json(variant.unparsed))
-        .bind_text(21, file.sha256)
-        .bind_int64(22, static_cast<std::int64_t>(file.size))
-        .bind_optional_text(23, file.requires_python)
-        .bind_optional_text(24, file.summary)
-        .bind_int64(25, file.upload_time_ms)
-        .bind_optional_text(26, file.yanked_reason)
-        .bind_text(27, to_string(file.mode))
-        .bind_optional_text(28, file.remote_url)
-        .bind_text(29, file.metadata_sha256)
-        .bind_int64(30, static_cast<std::int64_t>(file.metadata_size))
-        .bind_optional_text(31, file.uploaded_by)
-        .bind_optional_text(32, file.fetch_url)
-        .bind_optional_text(33, file.variant_label)
-        .bind_text(34, file.variant_properties)
-        .bind_text(35, file.variant_namespaces)
-        .bind_text(36, to_string(file.type));
-    return statement.run();
+    (*insert)->bind_int64(1, project_id);
+    sqlite::bind_columns(**insert, 2, file_columns, file);
+    return (*insert)->run();
 }
 
 error no_such_file(std::string_view filename) {
@@ -257,7 +141,7 @@ result<std::vector<project_listing>> catalog::list_projects(const project_filter
 
 result<std::vector<project_listing>> read_project_list(sqlite::connection& db, const project_filter& visible) {
     static const std::string list =
-        "SELECT p.id, p.name, p.display_name, p.status, p.status_reason, count(f.id), coalesce(max(f.upload_time_ms), 0) "
+        "SELECT " + project_row_columns() + ", count(f.id), coalesce(max(f.upload_time_ms), 0) "
         "FROM projects p LEFT JOIN files f ON f.project_id = p.id WHERE " +
         visible_project_condition("p.name", 1) + " GROUP BY p.id ORDER BY p.name";
     auto query = db.cached(list);
@@ -268,7 +152,9 @@ result<std::vector<project_listing>> read_project_list(sqlite::connection& db, c
         auto row = (*query)->step();
         if (!row) return row.error();
         if (!*row) break;
-        projects.push_back({read_project_row(**query), (*query)->column_int64(5), (*query)->column_int64(6)});
+        const auto& listed = **query;
+        projects.push_back({read_project_row(listed), listed.column_int64(project_row_width),
+                            listed.column_int64(project_row_width + 1)});
     }
     return projects;
 }
@@ -366,7 +252,7 @@ result<add_result> add_file_in_transaction(sqlite::connection& db, const new_fil
     add_result added;
     added.file = file.file;
     if (added.file.upload_time_ms == 0) added.file.upload_time_ms = now_ms();
-    if (auto inserted = insert_file(db, *project_id, added.file); !inserted) return inserted.error();
+    if (auto inserted = insert_file_row(db, *project_id, added.file); !inserted) return inserted.error();
     added.file.id = db.last_insert_rowid();
     if (added.file.variant_label) {
         auto rewritten = rewrite_release_variants(db, *project_id, added.file.project, added.file.normalized_version);

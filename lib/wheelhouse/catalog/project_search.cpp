@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "wheelhouse/catalog/row_columns.hpp"
 #include "wheelhouse/pep440/version.hpp"
 #include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/variants/variant_view.hpp"
@@ -15,10 +16,11 @@
 namespace wheelhouse::catalog {
 namespace {
 
-// The per-project figures are correlated subqueries over files_by_project, so the name order
-// walks the projects' name index and touches only the files of the rows it returns.
-constexpr std::string_view project_columns =
-    "SELECT p.id, p.name, p.display_name, p.status, p.status_reason, "
+// A project row (row_columns.hpp), then its three figures from project_row_width on. The
+// figures are correlated subqueries over files_by_project, so the name order walks the
+// projects' name index and touches only the files of the rows it returns.
+const std::string project_summaries =
+    "SELECT " + project_row_columns() + ", "
     "(SELECT count(*) FROM files f WHERE f.project_id = p.id) AS file_count, "
     "(SELECT coalesce(sum(f.size), 0) FROM files f WHERE f.project_id = p.id) AS total_size, "
     "(SELECT coalesce(max(f.upload_time_ms), 0) FROM files f WHERE f.project_id = p.id) AS last_upload "
@@ -41,11 +43,14 @@ std::string builds_condition(const build_filter& builds, int parameter) {
            std::to_string(parameter) + "))";
 }
 
-// The columns of a file that a build filter reads, for every file of the visible projects.
-constexpr std::string_view build_columns =
-    "SELECT f.project_id, f.cuda, f.sm, f.torch, f.torch_and_higher, f.cxx11abi, f.rocm, f.cpu, f.xpu, f.python_tag, "
-    "f.abi_tag FROM files f JOIN projects p ON p.id = f.project_id WHERE ";
+// The columns of a file that a build filter reads, for every file of the visible projects,
+// after its project's id.
+constexpr auto build_columns = sqlite::pick(file_columns, {"cuda", "sm", "torch", "torch_and_higher", "cxx11abi",
+                                                           "rocm", "cpu", "xpu", "python_tag", "abi_tag"});
 constexpr int first_build_column = 1;
+constexpr int build_columns_end = first_build_column + static_cast<int>(build_columns.size());
+const std::string select_builds = "SELECT f.project_id, " + sqlite::column_list(build_columns, "f.") +
+                                  " FROM files f JOIN projects p ON p.id = f.project_id WHERE ";
 
 struct build_shape {
     variants::build_variant variant;
@@ -54,25 +59,15 @@ struct build_shape {
 };
 
 build_shape shape_of(const sqlite::statement& row) {
-    build_shape shape;
-    auto& variant = shape.variant;
-    variant.cuda = row.column_optional_text(1);
-    variant.sm = row.column_optional_text(2);
-    variant.torch = row.column_optional_text(3);
-    variant.torch_and_higher = row.column_bool(4);
-    if (!row.column_is_null(5)) variant.cxx11abi = row.column_bool(5);
-    variant.rocm = row.column_optional_text(6);
-    variant.cpu = row.column_bool(7);
-    variant.xpu = row.column_bool(8);
-    shape.python_tags = row.column_text(9);
-    shape.abi_tags = row.column_text(10);
-    return shape;
+    file_record file;
+    sqlite::read_columns(row, first_build_column, build_columns, file);
+    return {std::move(file.variant), std::move(file.python_tag), std::move(file.abi_tag)};
 }
 
 // The row's shape columns as one key: builds repeat a few shapes many times over.
 std::string shape_key(const sqlite::statement& row) {
     std::string key;
-    for (int column = first_build_column; column <= 10; ++column) {
+    for (int column = first_build_column; column < build_columns_end; ++column) {
         key += row.column_is_null(column) ? std::string("\x1e") : row.column_text(column);
         key += '\x1f';
     }
@@ -82,7 +77,7 @@ std::string shape_key(const sqlite::statement& row) {
 // Calls visit(project_id, key, row) for every file of the visible projects, in one read.
 template <class Visit>
 result<void> for_each_build(sqlite::connection& db, const project_filter& visible, Visit&& visit) {
-    auto rows = db.cached(std::string(build_columns) + visible_project_condition("p.name", 1));
+    auto rows = db.cached(select_builds + visible_project_condition("p.name", 1));
     if (!rows) return rows.error();
     bind_project_filter(**rows, 1, visible);
     for (;;) {
@@ -342,7 +337,7 @@ result<project_page> search_projects(const catalog& catalog, const project_query
             if (!row) return row.error();
             page.total = *row ? (*count)->column_int64(0) : 0;
         }
-        auto rows = db.cached(std::string(project_columns) + visible_project_condition("p.name", 4) +
+        auto rows = db.cached(project_summaries + visible_project_condition("p.name", 4) +
                               builds_condition(query.builds, 5) +
                               std::string(page_orders[static_cast<std::size_t>(query.sort)]));
         if (!rows) return rows.error();
@@ -355,14 +350,10 @@ result<project_page> search_projects(const catalog& catalog, const project_query
             if (!*row) break;
             const auto& statement = **rows;
             project_summary summary;
-            summary.project.id = statement.column_int64(0);
-            summary.project.name = statement.column_text(1);
-            summary.project.display_name = statement.column_text(2);
-            summary.project.status = parse_project_status(statement.column_text(3)).value_or(project_status::active);
-            summary.project.status_reason = statement.column_optional_text(4);
-            summary.file_count = statement.column_int64(5);
-            summary.total_size = static_cast<std::uint64_t>(statement.column_int64(6));
-            summary.last_upload_ms = statement.column_int64(7);
+            summary.project = read_project_row(statement);
+            summary.file_count = statement.column_int64(project_row_width);
+            summary.total_size = static_cast<std::uint64_t>(statement.column_int64(project_row_width + 1));
+            summary.last_upload_ms = statement.column_int64(project_row_width + 2);
             page.projects.push_back(std::move(summary));
         }
         auto versions = db.cached(

@@ -8,6 +8,7 @@
 
 #include "wheelhouse/catalog/audit.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/catalog/row_columns.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/ingest/sdist_archive.hpp"
 #include "wheelhouse/ingest/wheel_archive.hpp"
@@ -28,24 +29,28 @@ struct blob_rows {
     std::uint64_t size = 0;
 };
 
+// The columns of a file row that say what it needs of the store.
+constexpr auto blob_columns =
+    sqlite::pick(catalog::file_columns, {"sha256", "filename", "download_mode", "metadata_sha256", "size"});
+
 result<std::map<std::string, blob_rows>> read_rows(catalog::catalog& catalog, std::size_t& count) {
     std::map<std::string, blob_rows> rows;
     count = 0;
     auto read = catalog.read_snapshot([&](sqlite::connection& db) -> result<void> {
-        auto query = db.prepare("SELECT sha256, filename, download_mode, metadata_sha256, size FROM files ORDER BY filename");
+        auto query = db.prepare("SELECT " + sqlite::column_list(blob_columns) + " FROM files ORDER BY filename");
         if (!query) return query.error();
         for (;;) {
             auto row = query->step();
             if (!row) return row.error();
             if (!*row) return {};
             ++count;
-            auto& entry = rows[query->column_text(0)];
-            auto filename = query->column_text(1);
-            if (query->column_text(2) == catalog::to_string(catalog::download_mode::local))
-                entry.local_filenames.push_back(filename);
-            entry.filenames.push_back(std::move(filename));
-            if (entry.metadata_sha256.empty()) entry.metadata_sha256 = query->column_text(3);
-            entry.size = static_cast<std::uint64_t>(query->column_int64(4));
+            catalog::file_record file;
+            sqlite::read_columns(*query, 0, blob_columns, file);
+            auto& entry = rows[file.sha256];
+            if (file.mode == catalog::download_mode::local) entry.local_filenames.push_back(file.filename);
+            entry.filenames.push_back(std::move(file.filename));
+            if (entry.metadata_sha256.empty()) entry.metadata_sha256 = std::move(file.metadata_sha256);
+            entry.size = file.size;
         }
     });
     if (!read) return read.error();
