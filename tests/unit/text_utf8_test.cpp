@@ -5,6 +5,7 @@
 
 #include "wheelhouse/text/utf8.hpp"
 
+using wheelhouse::text::find_utf8_fault;
 using wheelhouse::text::is_valid_utf8;
 using wheelhouse::text::replace_invalid_utf8;
 
@@ -61,4 +62,31 @@ TEST_CASE("text: is_valid_utf8 is exactly 'replace_invalid_utf8 changes nothing'
     }
     CHECK(is_valid_utf8("R\xC3\xA9"));
     CHECK_FALSE(is_valid_utf8("\xC3"));
+}
+
+TEST_CASE("text: find_utf8_fault says where UTF-8 first breaks and how", "[text]") {
+    struct example {
+        std::string input;
+        std::size_t offset;
+        const char* what;
+    };
+    const example examples[] = {
+        {"ab\xFF", 2, "byte 0xff cannot start a character"},
+        {"\x80", 0, "byte 0x80 cannot start a character"},
+        {"\xC0\xAF", 0, "byte 0xc0 cannot start a character"},
+        {"d\xC3\xA9mo \xE2\x82", 6, "the text ends inside a 3-byte character"},
+        {"\xE0\x80\x80", 0, "a malformed 3-byte character"},  // overlong
+        {"x\xED\xA0\x80", 1, "a malformed 3-byte character"},  // a surrogate
+        {"\xF4\x90\x80\x80", 0, "a malformed 4-byte character"},  // past U+10FFFF
+        {"\xF0\x9F\x98", 0, "the text ends inside a 4-byte character"},
+    };
+    for (const auto& e : examples) {
+        CAPTURE(e.input);
+        const auto fault = find_utf8_fault(e.input);
+        REQUIRE(fault);
+        CHECK(fault->offset == e.offset);
+        CHECK(fault->what == e.what);
+        CHECK_FALSE(is_valid_utf8(e.input));
+    }
+    CHECK_FALSE(find_utf8_fault("d\xC3\xA9mo \xF0\x9F\x98\x80"));
 }

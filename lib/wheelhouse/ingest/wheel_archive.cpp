@@ -205,68 +205,72 @@ struct directory {
     std::optional<std::size_t> variant_json;  // PEP 825's, read like METADATA when present
 };
 
-// Pass 1: names, declared sizes and the dist-info directory, before inflating anything; then
-// WHEEL, read and checked. Touches only the central directory and the WHEEL entry.
-result<directory> read_directory(zip_t* archive, const archive_limits& limits) {
-    const zip_int64_t count = zip_get_num_entries(archive, 0);
-    if (count <= 0) return invalid("the zip archive is empty");
-    if (static_cast<std::uint64_t>(count) > limits.max_entries) {
-        return make_error(error_kind::too_large, "the archive has " + std::to_string(count) + " entries, past the limit of " +
-                                                     std::to_string(limits.max_entries));
+// An entry's record in the central directory, with the name and sizes every entry needs.
+result<zip_stat_t> stat_entry(zip_t* archive, zip_uint64_t index) {
+    zip_stat_t stat;
+    zip_stat_init(&stat);
+    if (zip_stat_index(archive, index, 0, &stat) != 0) {
+        return invalid("entry " + std::to_string(index) + " cannot be read: " + zip_strerror(archive));
     }
-
-    directory found;
-    auto& entries = found.entries;
-    auto& by_name = found.by_name;
-    entries.reserve(static_cast<std::size_t>(count));
-    std::set<std::string> dist_infos;
-    std::uint64_t& declared_total = found.declared_total;
-    for (zip_uint64_t index = 0; index < static_cast<zip_uint64_t>(count); ++index) {
-        zip_stat_t stat;
-        zip_stat_init(&stat);
-        if (zip_stat_index(archive, index, 0, &stat) != 0) {
-            return invalid("entry " + std::to_string(index) + " cannot be read: " + zip_strerror(archive));
-        }
-        const std::uint64_t required = ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
-        if ((stat.valid & required) != required) {
-            return invalid("entry " + std::to_string(index) + " lacks a name or sizes in the zip directory");
-        }
-        entry_info entry{index, stat.name, stat.size, std::string_view(stat.name).ends_with('/')};
-        if (auto named = check_entry_name(entry.name); !named) return named.error();
-        if (!by_name.emplace(entry.name, entries.size()).second) {
-            return invalid("entry " + entry.name + " appears twice in the archive; an installer would keep only one of them");
-        }
-        if ((stat.valid & ZIP_STAT_ENCRYPTION_METHOD) && stat.encryption_method != ZIP_EM_NONE) {
-            return invalid("entry " + entry.name + " is encrypted");
-        }
-        if (!entry.directory && !zip_compression_method_supported(static_cast<zip_int32_t>(stat.comp_method), 0)) {
-            return invalid("entry " + entry.name + " uses zip compression method " + std::to_string(stat.comp_method) +
-                           ", which cannot be read here; wheels use deflate");
-        }
-        if (entry.size > limits.max_entry_uncompressed) {
-            return make_error(error_kind::too_large, "entry " + entry.name + " declares " + with_bytes(entry.size) +
-                                                         ", past the per-entry limit of " +
-                                                         with_bytes(limits.max_entry_uncompressed));
-        }
-        if (entry.size > limits.ratio_floor &&
-            (stat.comp_size == 0 || entry.size / stat.comp_size > limits.max_compression_ratio)) {
-            return invalid("entry " + entry.name + " would inflate from " + with_bytes(stat.comp_size) + " to " +
-                           with_bytes(entry.size) + " (more than " + std::to_string(limits.max_compression_ratio) +
-                           ":1): refusing a possible zip bomb");
-        }
-        declared_total += entry.size;
-        if (declared_total > limits.max_total_uncompressed) {
-            return make_error(error_kind::too_large, "the archive declares more than " +
-                                                         with_bytes(limits.max_total_uncompressed) +
-                                                         " uncompressed, past the limit: refusing a possible zip bomb");
-        }
-        const auto slash = entry.name.find('/');
-        if (slash != std::string::npos && std::string_view(entry.name).substr(0, slash).ends_with(".dist-info")) {
-            dist_infos.insert(entry.name.substr(0, slash));
-        }
-        entries.push_back(std::move(entry));
+    const std::uint64_t required = ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+    if ((stat.valid & required) != required) {
+        return invalid("entry " + std::to_string(index) + " lacks a name or sizes in the zip directory");
     }
+    return stat;
+}
 
+// What an entry's record promises, held to the limits before anything is inflated: no
+// encryption, a compression method libzip reads, a size within the limit, a plausible ratio.
+result<void> check_entry_record(const zip_stat_t& stat, const entry_info& entry, const archive_limits& limits) {
+    if ((stat.valid & ZIP_STAT_ENCRYPTION_METHOD) && stat.encryption_method != ZIP_EM_NONE) {
+        return invalid("entry " + entry.name + " is encrypted");
+    }
+    if (!entry.directory && !zip_compression_method_supported(static_cast<zip_int32_t>(stat.comp_method), 0)) {
+        return invalid("entry " + entry.name + " uses zip compression method " + std::to_string(stat.comp_method) +
+                       ", which cannot be read here; wheels use deflate");
+    }
+    if (entry.size > limits.max_entry_uncompressed) {
+        return make_error(error_kind::too_large, "entry " + entry.name + " declares " + with_bytes(entry.size) +
+                                                     ", past the per-entry limit of " +
+                                                     with_bytes(limits.max_entry_uncompressed));
+    }
+    if (entry.size > limits.ratio_floor &&
+        (stat.comp_size == 0 || entry.size / stat.comp_size > limits.max_compression_ratio)) {
+        return invalid("entry " + entry.name + " would inflate from " + with_bytes(stat.comp_size) + " to " +
+                       with_bytes(entry.size) + " (more than " + std::to_string(limits.max_compression_ratio) +
+                       ":1): refusing a possible zip bomb");
+    }
+    return {};
+}
+
+// Entry `index` checked and added to `found`, its top-level *.dist-info directory (if it is in
+// one) to `dist_infos`.
+result<void> add_entry(zip_t* archive, zip_uint64_t index, const archive_limits& limits, directory& found,
+                       std::set<std::string>& dist_infos) {
+    auto stat = stat_entry(archive, index);
+    if (!stat) return stat.error();
+    entry_info entry{index, stat->name, stat->size, std::string_view(stat->name).ends_with('/')};
+    if (auto named = check_entry_name(entry.name); !named) return named.error();
+    if (!found.by_name.emplace(entry.name, found.entries.size()).second) {
+        return invalid("entry " + entry.name + " appears twice in the archive; an installer would keep only one of them");
+    }
+    if (auto promised = check_entry_record(*stat, entry, limits); !promised) return promised.error();
+    found.declared_total += entry.size;
+    if (found.declared_total > limits.max_total_uncompressed) {
+        return make_error(error_kind::too_large, "the archive declares more than " +
+                                                     with_bytes(limits.max_total_uncompressed) +
+                                                     " uncompressed, past the limit: refusing a possible zip bomb");
+    }
+    const auto slash = entry.name.find('/');
+    if (slash != std::string::npos && std::string_view(entry.name).substr(0, slash).ends_with(".dist-info")) {
+        dist_infos.insert(entry.name.substr(0, slash));
+    }
+    found.entries.push_back(std::move(entry));
+    return {};
+}
+
+// The one *.dist-info directory a wheel has.
+result<std::string> only_dist_info(const std::set<std::string>& dist_infos) {
     if (dist_infos.empty()) return invalid("the wheel has no top-level *.dist-info directory");
     if (dist_infos.size() > 1) {
         std::string names;
@@ -274,11 +278,14 @@ result<directory> read_directory(zip_t* archive, const archive_limits& limits) {
         return invalid("the wheel has " + std::to_string(dist_infos.size()) + " .dist-info directories (" + names +
                        "); it must have exactly one");
     }
+    return *dist_infos.begin();
+}
 
-    found.dist_info = *dist_infos.begin();
+// METADATA, WHEEL and RECORD in the dist-info directory, and variant.json when it is there.
+result<void> find_dist_info_files(directory& found) {
     const auto find_required = [&](std::string_view file) -> result<std::size_t> {
-        const auto at = by_name.find(found.dist_info + "/" + std::string(file));
-        if (at == by_name.end() || entries[at->second].directory) {
+        const auto at = found.by_name.find(found.dist_info + "/" + std::string(file));
+        if (at == found.by_name.end() || found.entries[at->second].directory) {
             return invalid(found.dist_info + "/" + std::string(file) + " is missing; every wheel has METADATA, WHEEL and RECORD");
         }
         return at->second;
@@ -292,10 +299,32 @@ result<directory> read_directory(zip_t* archive, const archive_limits& limits) {
     found.metadata = *metadata_entry;
     found.wheel = *wheel_entry;
     found.record = *record_entry;
-    if (const auto variant = by_name.find(found.dist_info + "/variant.json");
-        variant != by_name.end() && !entries[variant->second].directory) {
+    if (const auto variant = found.by_name.find(found.dist_info + "/variant.json");
+        variant != found.by_name.end() && !found.entries[variant->second].directory) {
         found.variant_json = variant->second;
     }
+    return {};
+}
+
+// Pass 1: names, declared sizes and the dist-info directory, before inflating anything.
+// Touches only the central directory.
+result<directory> read_directory(zip_t* archive, const archive_limits& limits) {
+    const zip_int64_t count = zip_get_num_entries(archive, 0);
+    if (count <= 0) return invalid("the zip archive is empty");
+    if (static_cast<std::uint64_t>(count) > limits.max_entries) {
+        return make_error(error_kind::too_large, "the archive has " + std::to_string(count) + " entries, past the limit of " +
+                                                     std::to_string(limits.max_entries));
+    }
+    directory found;
+    found.entries.reserve(static_cast<std::size_t>(count));
+    std::set<std::string> dist_infos;
+    for (zip_uint64_t index = 0; index < static_cast<zip_uint64_t>(count); ++index) {
+        if (auto added = add_entry(archive, index, limits, found, dist_infos); !added) return added.error();
+    }
+    auto dist_info = only_dist_info(dist_infos);
+    if (!dist_info) return dist_info.error();
+    found.dist_info = std::move(dist_info).value();
+    if (auto located = find_dist_info_files(found); !located) return located.error();
     return found;
 }
 
@@ -317,6 +346,85 @@ result<wheel_archive> start_archive(zip_t* archive, const directory& found, cons
     return wheel;
 }
 
+// RECORD's rows by path.
+using record_index = std::unordered_map<std::string_view, const record_row*>;
+
+// Every RECORD row names an entry, and (but for RECORD and its signatures) carries its hash.
+result<record_index> index_record(const std::vector<record_row>& record, const directory& listing,
+                                  std::string_view dist_info) {
+    record_index listed;
+    for (const auto& row : record) {
+        const auto found = listing.by_name.find(row.path);
+        if (found == listing.by_name.end() || listing.entries[found->second].directory) {
+            return invalid("rebuild the wheel: RECORD lists a file the archive lacks",
+                           "RECORD lists " + row.path + " but the archive has no such file");
+        }
+        if (!row.algorithm && !is_record_or_signature(row.path, dist_info)) {
+            return invalid("rebuild the wheel: RECORD lists a file without its hash",
+                           "RECORD lists " + row.path + " without a hash; only RECORD itself may have none");
+        }
+        listed.emplace(row.path, &row);
+    }
+    return listed;
+}
+
+// One file inflated within what is left of the archive's limit after `inflated_before` bytes,
+// and held to its RECORD row (`expected`; nullptr for RECORD and its signatures): its size and
+// its hash. Returns the bytes it inflated to.
+result<std::uint64_t> inflate_against_record(zip_t* archive, const entry_info& entry, const record_row* expected,
+                                             const archive_limits& limits, std::uint64_t inflated_before) {
+    std::optional<crypto::hasher> hasher;
+    if (expected != nullptr && expected->algorithm) {
+        auto created = crypto::hasher::create(*expected->algorithm);
+        if (!created) return created.error();
+        hasher.emplace(std::move(created).value());
+    }
+    const std::uint64_t budget = limits.max_total_uncompressed - inflated_before;
+    auto inflated = inflate_entry(archive, entry, budget, [&](std::span<const std::uint8_t> chunk) {
+        if (hasher) hasher->update(chunk);
+    });
+    if (!inflated) return inflated.error();
+    if (*inflated > budget) {
+        return make_error(error_kind::too_large, "the archive inflates past " + with_bytes(limits.max_total_uncompressed) +
+                                                     ": refusing a possible zip bomb");
+    }
+    if (expected == nullptr) return inflated;
+    if (expected->size && *expected->size != *inflated) {
+        return invalid("rebuild the wheel: a file's size differs from what RECORD says",
+                       "RECORD says " + entry.name + " is " + with_bytes(*expected->size) + " but the archive entry is " +
+                           with_bytes(*inflated));
+    }
+    if (hasher) {
+        const auto actual = text::base64url_encode(hasher->finish());
+        if (actual != expected->digest) {
+            const auto algorithm = std::string(crypto::name_of(*expected->algorithm));
+            return invalid("rebuild the wheel: a file's hash differs from what RECORD says",
+                           "RECORD says " + entry.name + " has " + algorithm + "=" + expected->digest +
+                               " but the archive entry hashes to " + algorithm + "=" + actual);
+        }
+    }
+    return inflated;
+}
+
+// Pass 2: inflate every file once, counting real bytes into `wheel`, and hold it to its RECORD row.
+result<void> verify_entries(zip_t* archive, const directory& listing, const record_index& listed,
+                            const archive_limits& limits, wheel_archive& wheel) {
+    for (const auto& entry : listing.entries) {
+        if (entry.directory) continue;
+        const auto row = listed.find(entry.name);
+        const bool exempt = is_record_or_signature(entry.name, wheel.dist_info);
+        if (row == listed.end() && !exempt) {
+            return invalid("rebuild the wheel: an archive entry is missing from RECORD",
+                           "archive entry " + entry.name + " is not listed in RECORD");
+        }
+        const record_row* expected = row == listed.end() || exempt ? nullptr : row->second;
+        auto inflated = inflate_against_record(archive, entry, expected, limits, wheel.uncompressed_size);
+        if (!inflated) return inflated.error();
+        wheel.uncompressed_size += *inflated;
+    }
+    return {};
+}
+
 }  // namespace
 
 result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, const archive_limits& limits) {
@@ -326,77 +434,19 @@ result<wheel_archive> read_wheel_archive(const std::filesystem::path& path, cons
 
     auto listing = read_directory(archive.get(), limits);
     if (!listing) return listing.error();
-    const auto& entries = listing->entries;
-    const auto& by_name = listing->by_name;
     auto started = start_archive(archive.get(), *listing, limits);
     if (!started) return started.error();
     wheel_archive wheel = std::move(started).value();
 
-    auto record_text = read_small_entry(archive.get(), entries[listing->record], limits.max_metadata_size);
+    auto record_text = read_small_entry(archive.get(), listing->entries[listing->record], limits.max_metadata_size);
     if (!record_text) return record_text.error();
     auto record = parse_record(*record_text);
     if (!record) return record.error();
+    auto listed = index_record(*record, *listing, wheel.dist_info);
+    if (!listed) return listed.error();
+    if (auto verified = verify_entries(archive.get(), *listing, *listed, limits, wheel); !verified) return verified.error();
 
-    // Every RECORD row names an entry, and (but for RECORD and its signatures) carries its hash.
-    std::unordered_map<std::string_view, const record_row*> listed;
-    for (const auto& row : *record) {
-        const auto found = by_name.find(row.path);
-        if (found == by_name.end() || entries[found->second].directory) {
-            return invalid("rebuild the wheel: RECORD lists a file the archive lacks",
-                           "RECORD lists " + row.path + " but the archive has no such file");
-        }
-        if (!row.algorithm && !is_record_or_signature(row.path, wheel.dist_info)) {
-            return invalid("rebuild the wheel: RECORD lists a file without its hash",
-                           "RECORD lists " + row.path + " without a hash; only RECORD itself may have none");
-        }
-        listed.emplace(row.path, &row);
-    }
-
-    // Pass 2: inflate every file once, counting real bytes, and hold it to its RECORD row.
-    for (const auto& entry : entries) {
-        if (entry.directory) continue;
-        const auto row = listed.find(entry.name);
-        const bool exempt = is_record_or_signature(entry.name, wheel.dist_info);
-        if (row == listed.end() && !exempt) {
-            return invalid("rebuild the wheel: an archive entry is missing from RECORD",
-                           "archive entry " + entry.name + " is not listed in RECORD");
-        }
-        const record_row* expected = row == listed.end() ? nullptr : row->second;
-        std::optional<crypto::hasher> hasher;
-        if (expected != nullptr && expected->algorithm && !exempt) {
-            auto created = crypto::hasher::create(*expected->algorithm);
-            if (!created) return created.error();
-            hasher.emplace(std::move(created).value());
-        }
-        const std::uint64_t budget = limits.max_total_uncompressed - wheel.uncompressed_size;
-        auto inflated = inflate_entry(archive.get(), entry, budget, [&](std::span<const std::uint8_t> chunk) {
-            if (hasher) hasher->update(chunk);
-        });
-        if (!inflated) return inflated.error();
-        if (*inflated > budget) {
-            return make_error(error_kind::too_large, "the archive inflates past " +
-                                                         with_bytes(limits.max_total_uncompressed) +
-                                                         ": refusing a possible zip bomb");
-        }
-        wheel.uncompressed_size += *inflated;
-        if (expected == nullptr || exempt) continue;
-        if (expected->size && *expected->size != *inflated) {
-            return invalid("rebuild the wheel: a file's size differs from what RECORD says",
-                           "RECORD says " + entry.name + " is " + with_bytes(*expected->size) +
-                               " but the archive entry is " + with_bytes(*inflated));
-        }
-        if (hasher) {
-            const auto actual = text::base64url_encode(hasher->finish());
-            if (actual != expected->digest) {
-                const auto algorithm = std::string(crypto::name_of(*expected->algorithm));
-                return invalid("rebuild the wheel: a file's hash differs from what RECORD says",
-                               "RECORD says " + entry.name + " has " + algorithm + "=" + expected->digest +
-                                   " but the archive entry hashes to " + algorithm + "=" + actual);
-            }
-        }
-    }
-
-    auto metadata = read_small_entry(archive.get(), entries[listing->metadata], limits.max_metadata_size);
+    auto metadata = read_small_entry(archive.get(), listing->entries[listing->metadata], limits.max_metadata_size);
     if (!metadata) return metadata.error();
     wheel.metadata = std::move(metadata).value();
     return wheel;

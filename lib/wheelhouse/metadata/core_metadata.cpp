@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "wheelhouse/text/ascii.hpp"
+#include "wheelhouse/text/utf8.hpp"
 
 namespace wheelhouse::metadata {
 namespace {
@@ -38,52 +39,6 @@ constexpr std::size_t longest_quoted_line = 60;
 
 using text::equals_ignoring_case;
 using text::is_blank;
-
-std::string hex_byte(std::uint8_t byte) {
-    constexpr char digits[] = "0123456789abcdef";
-    return std::string{'0', 'x', digits[byte >> 4], digits[byte & 0xF]};
-}
-
-struct utf8_fault {
-    std::size_t offset = 0;
-    std::string what;
-};
-
-// The first place where `text` stops being UTF-8 (RFC 3629: no overlong forms, no surrogates,
-// nothing past U+10FFFF).
-std::optional<utf8_fault> find_utf8_fault(std::string_view text) {
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        const auto lead = static_cast<std::uint8_t>(text[pos]);
-        if (lead < 0x80) {
-            ++pos;
-            continue;
-        }
-        std::size_t length = 4;
-        std::uint8_t low = 0x80, high = 0xBF;  // the allowed range of the second byte
-        if (lead >= 0xC2 && lead <= 0xDF) {
-            length = 2;
-        } else if (lead >= 0xE0 && lead <= 0xEF) {
-            length = 3;
-            if (lead == 0xE0) low = 0xA0;   // overlong below U+0800
-            if (lead == 0xED) high = 0x9F;  // UTF-16 surrogates
-        } else if (lead >= 0xF0 && lead <= 0xF4) {
-            if (lead == 0xF0) low = 0x90;   // overlong below U+10000
-            if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
-        } else {
-            return utf8_fault{pos, "byte " + hex_byte(lead) + " cannot start a character"};
-        }
-        for (std::size_t i = 1; i < length; ++i) {
-            if (pos + i >= text.size())
-                return utf8_fault{pos, "the text ends inside a " + std::to_string(length) + "-byte character"};
-            const auto byte = static_cast<std::uint8_t>(text[pos + i]);
-            const bool fits = i == 1 ? (byte >= low && byte <= high) : (byte >= 0x80 && byte <= 0xBF);
-            if (!fits) return utf8_fault{pos, "a malformed " + std::to_string(length) + "-byte character"};
-        }
-        pos += length;
-    }
-    return std::nullopt;
-}
 
 // A line for an error message: cut at a character boundary, quoted.
 std::string quote_line(std::string_view line) {
@@ -157,34 +112,16 @@ std::string list_names(const std::vector<std::string_view>& names) {
     return out;
 }
 
-}  // namespace
-
-std::optional<std::string_view> core_metadata::get(std::string_view field) const {
-    for (const auto& [name, value] : fields) {
-        if (equals_ignoring_case(name, field)) return std::string_view(value);
-    }
-    return std::nullopt;
-}
-
-std::vector<std::string_view> core_metadata::get_all(std::string_view field) const {
-    std::vector<std::string_view> values;
-    for (const auto& [name, value] : fields) {
-        if (equals_ignoring_case(name, field)) values.emplace_back(value);
-    }
-    return values;
-}
-
-result<core_metadata> parse_core_metadata(std::string_view text) {
-    if (auto fault = find_utf8_fault(text)) {
-        const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(fault->offset), '\n');
-        return invalid("METADATA is not valid UTF-8: " + fault->what + " at byte offset " +
-                       std::to_string(fault->offset) + " (line " + std::to_string(line) + ")");
-    }
-    constexpr std::string_view byte_order_mark = "\xEF\xBB\xBF";
-    if (text.substr(0, byte_order_mark.size()) == byte_order_mark) text.remove_prefix(byte_order_mark.size());
-
+// The headers, each with its continuation lines, and what follows the first empty line.
+struct raw_message {
     std::vector<raw_header> headers;
     std::optional<std::string_view> body;
+};
+
+// The header lines up to the first empty one, read as the comment at the top says.
+result<raw_message> split_message(std::string_view text) {
+    raw_message message;
+    auto& headers = message.headers;
     std::size_t pos = 0;
     std::size_t line_number = 0;
     while (pos < text.size()) {
@@ -197,7 +134,7 @@ result<core_metadata> parse_core_metadata(std::string_view text) {
         pos = next;
 
         if (line.empty()) {
-            body = text.substr(pos);
+            message.body = text.substr(pos);
             break;
         }
         if (is_blank(line.front())) {
@@ -219,37 +156,50 @@ result<core_metadata> parse_core_metadata(std::string_view text) {
         while (!value.empty() && is_blank(value.front())) value.remove_prefix(1);
         headers.push_back(raw_header{name, value, {}, line_number});
     }
+    return message;
+}
 
+constexpr std::string_view required_fields[] = {"Metadata-Version", "Name", "Version"};
+
+// The headers as fields, each value joined; a second Metadata-Version, Name or Version is refused.
+result<core_metadata> join_fields(const std::vector<raw_header>& headers) {
     core_metadata metadata;
     metadata.fields.reserve(headers.size());
-    constexpr std::string_view required[] = {"Metadata-Version", "Name", "Version"};
-    std::size_t first_line_of[std::size(required)] = {};
+    std::size_t first_line_of[std::size(required_fields)] = {};
     for (const auto& header : headers) {
-        for (std::size_t i = 0; i < std::size(required); ++i) {
-            if (!equals_ignoring_case(header.name, required[i])) continue;
+        for (std::size_t i = 0; i < std::size(required_fields); ++i) {
+            if (!equals_ignoring_case(header.name, required_fields[i])) continue;
             if (first_line_of[i] != 0)
                 return invalid("METADATA line " + std::to_string(header.line_number) + " is a second " +
-                               std::string(required[i]) + " header (the first is on line " +
+                               std::string(required_fields[i]) + " header (the first is on line " +
                                std::to_string(first_line_of[i]) + ")");
             first_line_of[i] = header.line_number;
         }
         metadata.fields.emplace_back(std::string(header.name), join_value(header));
     }
+    return metadata;
+}
 
+// Metadata-Version, Name and Version are there, and none is empty.
+result<void> check_required(const core_metadata& metadata) {
     std::vector<std::string_view> missing;
-    for (std::string_view name : required) {
+    for (std::string_view name : required_fields) {
         if (!metadata.get(name)) missing.push_back(name);
     }
     if (!missing.empty())
         return invalid("METADATA lacks the required " + list_names(missing) +
                        (missing.size() == 1 ? " header" : " headers"));
-    for (std::string_view name : required) {
+    for (std::string_view name : required_fields) {
         if (metadata.get(name)->empty()) return invalid("METADATA's " + std::string(name) + " header is empty");
     }
+    return {};
+}
 
+// The body, else the Description header. One line ending for every caller: "\r\n" (and
+// "\r\r\n") in the body becomes "\n".
+std::string description_of(std::optional<std::string_view> body, const core_metadata& metadata) {
+    std::string description;
     if (body && !body->empty()) {
-        // One line ending for every caller: "\r\n" (and "\r\r\n") becomes "\n".
-        auto& description = metadata.description;
         description.reserve(body->size());
         for (char c : *body) {
             if (c == '\n') {
@@ -258,8 +208,43 @@ result<core_metadata> parse_core_metadata(std::string_view text) {
             description.push_back(c);
         }
     } else if (auto header = metadata.get("Description")) {
-        metadata.description = std::string(*header);
+        description = std::string(*header);
     }
+    return description;
+}
+
+}  // namespace
+
+std::optional<std::string_view> core_metadata::get(std::string_view field) const {
+    for (const auto& [name, value] : fields) {
+        if (equals_ignoring_case(name, field)) return std::string_view(value);
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string_view> core_metadata::get_all(std::string_view field) const {
+    std::vector<std::string_view> values;
+    for (const auto& [name, value] : fields) {
+        if (equals_ignoring_case(name, field)) values.emplace_back(value);
+    }
+    return values;
+}
+
+result<core_metadata> parse_core_metadata(std::string_view text) {
+    if (auto fault = text::find_utf8_fault(text)) {
+        const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(fault->offset), '\n');
+        return invalid("METADATA is not valid UTF-8: " + fault->what + " at byte offset " +
+                       std::to_string(fault->offset) + " (line " + std::to_string(line) + ")");
+    }
+    constexpr std::string_view byte_order_mark = "\xEF\xBB\xBF";
+    if (text.substr(0, byte_order_mark.size()) == byte_order_mark) text.remove_prefix(byte_order_mark.size());
+
+    auto message = split_message(text);
+    if (!message) return message.error();
+    auto metadata = join_fields(message->headers);
+    if (!metadata) return metadata.error();
+    if (auto present = check_required(*metadata); !present) return present.error();
+    metadata->description = description_of(message->body, *metadata);
     return metadata;
 }
 

@@ -32,6 +32,39 @@ std::uint64_t count_of(std::chrono::microseconds elapsed) {
     return elapsed.count() < 0 ? 0 : static_cast<std::uint64_t>(elapsed.count());
 }
 
+// A family of one sample without labels: a level, or a count of one thing.
+template <class Value>
+void one_sample(text_writer& out, std::string_view name, std::string_view help, metric_type type, Value value) {
+    out.family(name, help, type);
+    out.sample(name, {}, value);
+}
+
+// What reading the catalog costs and saves: its size, the page cache, the token checks.
+void render_catalog(text_writer& out, const scrape_levels& levels) {
+    if (levels.catalog_projects) {
+        one_sample(out, "wheelhouse_catalog_projects", "Projects in the catalog.", metric_type::gauge,
+                   *levels.catalog_projects);
+    }
+    if (levels.catalog_files) {
+        one_sample(out, "wheelhouse_catalog_files", "Files in the catalog.", metric_type::gauge, *levels.catalog_files);
+    }
+    one_sample(out, "wheelhouse_page_cache_hits_total", "Simple-API pages answered from memory.", metric_type::counter,
+               levels.page_cache_hits);
+    one_sample(out, "wheelhouse_page_cache_misses_total", "Simple-API pages rendered from the catalog.",
+               metric_type::counter, levels.page_cache_misses);
+    one_sample(out, "wheelhouse_page_cache_entries", "Rendered pages held in memory.", metric_type::gauge,
+               levels.page_cache_entries);
+    one_sample(out, "wheelhouse_page_cache_bytes", "Bytes of rendered pages held in memory.", metric_type::gauge,
+               levels.page_cache_bytes);
+    one_sample(out, "wheelhouse_page_renders_joined_total",
+               "Simple-API page misses answered by a render another request had started.", metric_type::counter,
+               levels.page_renders_joined);
+    out.family("wheelhouse_token_checks_total", "API tokens checked, from memory or by reading the catalog.",
+               metric_type::counter);
+    out.sample("wheelhouse_token_checks_total", {{"answered", "memory"}}, levels.token_checks_cached);
+    out.sample("wheelhouse_token_checks_total", {{"answered", "catalog"}}, levels.token_checks_read);
+}
+
 }  // namespace
 
 std::string_view to_string(ingest_outcome outcome) noexcept { return outcome_names[static_cast<std::size_t>(outcome)]; }
@@ -74,7 +107,16 @@ std::uint64_t server_metrics::ingests(ingest_outcome outcome) const noexcept {
 
 std::string server_metrics::render(const scrape_levels& levels) const {
     text_writer out;
+    render_requests(out);
+    render_ingests(out, levels);
+    render_catalog(out, levels);
+    render_faults(out);
+    one_sample(out, "process_start_time_seconds", "Start time of the process since the Unix epoch.", metric_type::gauge,
+               static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(started_.time_since_epoch()).count()));
+    return out.take();
+}
 
+void server_metrics::render_requests(text_writer& out) const {
     out.family("wheelhouse_http_requests_total", "HTTP requests answered, by route and status code.",
                metric_type::counter);
     for (std::size_t r = 0; r < route_count; ++r) {
@@ -97,7 +139,9 @@ std::string server_metrics::render(const scrape_levels& levels) const {
     for (std::size_t r = 0; r < route_count; ++r)
         out.sample("wheelhouse_http_response_bytes_total", {{"route", to_string(static_cast<route>(r))}},
                    response_bytes_[r].value());
+}
 
+void server_metrics::render_ingests(text_writer& out, const scrape_levels& levels) const {
     out.family("wheelhouse_ingests_total", "Authorised uploads offered to the ingest workers, by outcome (busy: the queue was full).", metric_type::counter);
     for (std::size_t o = 0; o < ingest_outcome_count; ++o)
         out.sample("wheelhouse_ingests_total", {{"outcome", outcome_names[o]}}, ingests_[o].value());
@@ -107,57 +151,23 @@ std::string server_metrics::render(const scrape_levels& levels) const {
                metric_type::histogram);
     ingest_duration_.render(out, "wheelhouse_ingest_duration_seconds", {}, microseconds_per_second);
 
-    out.family("wheelhouse_ingest_queue_depth", "Uploads waiting for an ingest worker.", metric_type::gauge);
-    out.sample("wheelhouse_ingest_queue_depth", {}, levels.ingest_queue_depth);
-    out.family("wheelhouse_ingest_queue_capacity", "Uploads the ingest queue holds before answering 503.",
-               metric_type::gauge);
-    out.sample("wheelhouse_ingest_queue_capacity", {}, levels.ingest_queue_capacity);
+    one_sample(out, "wheelhouse_ingest_queue_depth", "Uploads waiting for an ingest worker.", metric_type::gauge,
+               levels.ingest_queue_depth);
+    one_sample(out, "wheelhouse_ingest_queue_capacity", "Uploads the ingest queue holds before answering 503.",
+               metric_type::gauge, levels.ingest_queue_capacity);
+}
 
-    if (levels.catalog_projects) {
-        out.family("wheelhouse_catalog_projects", "Projects in the catalog.", metric_type::gauge);
-        out.sample("wheelhouse_catalog_projects", {}, *levels.catalog_projects);
-    }
-    if (levels.catalog_files) {
-        out.family("wheelhouse_catalog_files", "Files in the catalog.", metric_type::gauge);
-        out.sample("wheelhouse_catalog_files", {}, *levels.catalog_files);
-    }
-
-    out.family("wheelhouse_page_cache_hits_total", "Simple-API pages answered from memory.", metric_type::counter);
-    out.sample("wheelhouse_page_cache_hits_total", {}, levels.page_cache_hits);
-    out.family("wheelhouse_page_cache_misses_total", "Simple-API pages rendered from the catalog.",
-               metric_type::counter);
-    out.sample("wheelhouse_page_cache_misses_total", {}, levels.page_cache_misses);
-    out.family("wheelhouse_page_cache_entries", "Rendered pages held in memory.", metric_type::gauge);
-    out.sample("wheelhouse_page_cache_entries", {}, levels.page_cache_entries);
-    out.family("wheelhouse_page_cache_bytes", "Bytes of rendered pages held in memory.", metric_type::gauge);
-    out.sample("wheelhouse_page_cache_bytes", {}, levels.page_cache_bytes);
-    out.family("wheelhouse_page_renders_joined_total",
-               "Simple-API page misses answered by a render another request had started.", metric_type::counter);
-    out.sample("wheelhouse_page_renders_joined_total", {}, levels.page_renders_joined);
-    out.family("wheelhouse_token_checks_total", "API tokens checked, from memory or by reading the catalog.",
-               metric_type::counter);
-    out.sample("wheelhouse_token_checks_total", {{"answered", "memory"}}, levels.token_checks_cached);
-    out.sample("wheelhouse_token_checks_total", {{"answered", "catalog"}}, levels.token_checks_read);
-
-    out.family("wheelhouse_proxy_upstream_errors_total",
+// What went wrong beside the requests themselves: upstream hosts and the access log.
+void server_metrics::render_faults(text_writer& out) const {
+    one_sample(out, "wheelhouse_proxy_upstream_errors_total",
                "Remote-asset hosts that failed or sent wrong bytes while a file was streamed through (proxy mode).",
-               metric_type::counter);
-    out.sample("wheelhouse_proxy_upstream_errors_total", {}, proxy_upstream_errors_.value());
-
-    out.family("wheelhouse_access_log_lines_lost_total",
+               metric_type::counter, proxy_upstream_errors_.value());
+    one_sample(out, "wheelhouse_access_log_lines_lost_total",
                "Access-log lines that could not be written (the disk was full, the pipe closed); the error log says when.",
-               metric_type::counter);
-    out.sample("wheelhouse_access_log_lines_lost_total", {}, access_log_lines_lost_.value());
-    out.family("wheelhouse_access_log_waits_total",
+               metric_type::counter, access_log_lines_lost_.value());
+    one_sample(out, "wheelhouse_access_log_waits_total",
                "Times a request waited for the access log's writer, which was a full queue behind its destination.",
-               metric_type::counter);
-    out.sample("wheelhouse_access_log_waits_total", {}, access_log_waits_.value());
-
-    out.family("process_start_time_seconds", "Start time of the process since the Unix epoch.", metric_type::gauge);
-    out.sample("process_start_time_seconds", {},
-               static_cast<double>(
-                   std::chrono::duration_cast<std::chrono::seconds>(started_.time_since_epoch()).count()));
-    return out.take();
+               metric_type::counter, access_log_waits_.value());
 }
 
 }  // namespace wheelhouse::metrics

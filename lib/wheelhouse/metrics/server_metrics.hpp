@@ -79,6 +79,10 @@ private:
     static constexpr unsigned lowest_status = 100;
     static constexpr unsigned status_slots = 500;  // 100..599, then one slot for any other code
     static std::size_t status_slot(unsigned status) noexcept;
+    // The page's parts, in its order.
+    void render_requests(text_writer& out) const;
+    void render_ingests(text_writer& out, const scrape_levels& levels) const;
+    void render_faults(text_writer& out) const;
 
     const route_classifier classify_;
     std::chrono::system_clock::time_point started_;

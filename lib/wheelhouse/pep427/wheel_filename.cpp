@@ -8,6 +8,7 @@
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/text/ascii.hpp"
+#include "wheelhouse/text/file_name.hpp"
 #include "wheelhouse/text/quoted.hpp"
 
 // Follows packaging 23.0's parse_wheel_filename and is deliberately stricter where a name
@@ -18,9 +19,7 @@ namespace wheelhouse::pep427 {
 namespace {
 
 using text::describe_byte;
-using text::quoted;
 
-constexpr std::size_t longest_filename = 255;  // bytes; the limit of ext4, XFS, NTFS, APFS
 constexpr std::string_view extension = ".whl";
 constexpr std::string_view expected_form =
     "{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}(-{variant label})?.whl";
@@ -50,14 +49,14 @@ public:
 
     result<wheel_filename> run() {
         if (filename_.empty()) return invalid("empty wheel filename");
-        if (auto problem = check_bytes()) return *problem;
+        // Stricter than packaging: printable ASCII, a file name and not a path (text/file_name.hpp).
+        if (auto problem = text::check_file_name_bytes("wheel", filename_, "(use the project's ASCII name)")) {
+            return *problem;
+        }
         if (!filename_.ends_with(extension)) {
-            const bool wrong_case =
-                filename_.size() >= extension.size() &&
-                std::equal(extension.begin(), extension.end(), filename_.end() - static_cast<std::ptrdiff_t>(extension.size()),
-                           [](char expected, char given) { return expected == to_lower(given); });
-            return fail(wrong_case ? "the extension must be '.whl' in lower case"
-                                   : "a wheel filename must end in '.whl' (an sdist's in '.tar.gz')");
+            return fail(text::ends_with_ignoring_case(filename_, extension)
+                            ? "the extension must be '.whl' in lower case"
+                            : "a wheel filename must end in '.whl' (an sdist's in '.tar.gz')");
         }
         const std::string_view stem = filename_.substr(0, filename_.size() - extension.size());
 
@@ -114,36 +113,8 @@ public:
 private:
     using maybe_error = std::optional<error>;
 
-    // The reason is the status line an uploader sees; the filename, which may be long (and the
-    // uploader knows it), goes to the detail.
     error fail(std::string_view reason, std::string_view detail = {}) const {
-        std::string particulars = detail.empty() ? std::string() : std::string(detail) + "; ";
-        return invalid("wheel filename: " + std::string(reason), particulars + "the filename is " + quoted(filename_));
-    }
-
-    // Stricter than packaging, which takes any characters it does not split on: a filename that
-    // is stored on disk and put in URLs must be printable ASCII, a file name and not a path.
-    maybe_error check_bytes() const {
-        if (filename_.size() > longest_filename) {
-            return fail("it is " + std::to_string(filename_.size()) + " bytes long; at most " +
-                        std::to_string(longest_filename) + " are allowed");
-        }
-        for (std::size_t i = 0; i < filename_.size(); ++i) {
-            const char c = filename_[i];
-            const auto byte = static_cast<unsigned char>(c);
-            if (byte > 0x20 && byte < 0x7f && c != '/' && c != '\\') continue;
-            const std::string where = " at position " + std::to_string(i + 1);
-            if (byte >= 0x80) {
-                return fail("non-ASCII " + describe_byte(c) + where +
-                            "; wheel filenames are ASCII (use the project's ASCII name)");
-            }
-            if (byte < 0x20 || byte == 0x7f) return fail("control character " + describe_byte(c) + where);
-            if (c == ' ') return fail("a space" + where + "; wheel filenames have no spaces");
-            if (c == '/' || c == '\\') {
-                return fail("path separator " + describe_byte(c) + where + "; give a file name, not a path");
-            }
-        }
-        return std::nullopt;
+        return text::refuse_file_name("wheel", filename_, reason, detail);
     }
 
     maybe_error take_name(std::string_view name, wheel_filename& out) const {
@@ -176,7 +147,7 @@ private:
                             reason);
             }
             // pep440's reason quotes the version; a long one leaves the status line for the detail.
-            if (std::string_view("wheel filename: ").size() + reason.size() > reason_budget)
+            if (!text::fits_status_line("wheel", reason))
                 return fail("the version is not a PEP 440 version", reason);
             return fail(reason);
         }

@@ -6,48 +6,18 @@
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/text/ascii.hpp"
-#include "wheelhouse/text/quoted.hpp"
+#include "wheelhouse/text/file_name.hpp"
 
 namespace wheelhouse::pep625 {
 namespace {
 
-using text::describe_byte;
-using text::quoted;
+using text::ends_with_ignoring_case;
+using text::longest_file_name;
 
-constexpr std::size_t longest_filename = 255;  // bytes; the limit of ext4, XFS, NTFS, APFS
 constexpr std::string_view extension = ".tar.gz";
 
-using text::to_lower;
-
-bool ends_with_folded(std::string_view text, std::string_view suffix) noexcept {
-    return text.size() >= suffix.size() &&
-           std::equal(suffix.begin(), suffix.end(), text.end() - static_cast<std::ptrdiff_t>(suffix.size()),
-                      [](char expected, char given) { return expected == to_lower(given); });
-}
-
-// The reason is the status line an uploader sees; the filename goes to the detail.
 error fail(std::string_view filename, std::string_view reason, std::string_view detail = {}) {
-    std::string particulars = detail.empty() ? std::string() : std::string(detail) + "; ";
-    return invalid("sdist filename: " + std::string(reason), particulars + "the filename is " + quoted(filename));
-}
-
-// A file name, not a path, safe on disk and in URLs: printable ASCII without spaces.
-std::optional<error> check_bytes(std::string_view filename) {
-    if (filename.size() > longest_filename) {
-        return fail(filename, "it is " + std::to_string(filename.size()) + " bytes long; at most " +
-                                  std::to_string(longest_filename) + " are allowed");
-    }
-    for (std::size_t i = 0; i < filename.size(); ++i) {
-        const char c = filename[i];
-        const auto byte = static_cast<unsigned char>(c);
-        if (byte > 0x20 && byte < 0x7f && c != '/' && c != '\\') continue;
-        const std::string where = " at position " + std::to_string(i + 1);
-        if (byte >= 0x80) return fail(filename, "non-ASCII " + describe_byte(c) + where + "; sdist filenames are ASCII");
-        if (byte < 0x20 || byte == 0x7f) return fail(filename, "control character " + describe_byte(c) + where);
-        if (c == ' ') return fail(filename, "a space" + where + "; sdist filenames have no spaces");
-        return fail(filename, "path separator " + describe_byte(c) + where + "; give a file name, not a path");
-    }
-    return std::nullopt;
+    return text::refuse_file_name("sdist", filename, reason, detail);
 }
 
 struct split_name {
@@ -79,14 +49,17 @@ std::string canonical_sdist_filename(std::string_view name, const pep440::versio
 
 bool looks_like_sdist(std::string_view filename) noexcept {
     constexpr std::array<std::string_view, 5> archives = {".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar"};
-    return std::any_of(archives.begin(), archives.end(), [&](auto suffix) { return ends_with_folded(filename, suffix); });
+    return std::any_of(archives.begin(), archives.end(),
+                       [&](auto suffix) { return ends_with_ignoring_case(filename, suffix); });
 }
 
 result<sdist_filename> parse_sdist_filename(std::string_view filename) {
     if (filename.empty()) return invalid("empty sdist filename");
-    if (auto problem = check_bytes(filename)) return *problem;
+    if (auto problem = text::check_file_name_bytes("sdist", filename)) return *problem;
     if (!filename.ends_with(extension)) {
-        if (ends_with_folded(filename, extension)) return fail(filename, "the extension must be '.tar.gz' in lower case");
+        if (ends_with_ignoring_case(filename, extension)) {
+            return fail(filename, "the extension must be '.tar.gz' in lower case");
+        }
         return fail(filename, "rebuild it as a .tar.gz (python -m build --sdist): PEP 625 sdists are gzipped tar files",
                     "a .zip, .tar.bz2, .tgz or plain .tar is a legacy sdist, which installers no longer need to read");
     }
@@ -97,16 +70,16 @@ result<sdist_filename> parse_sdist_filename(std::string_view filename) {
                     "no '-' in it separates a valid project name from a PEP 440 version");
     }
     const auto canonical = canonical_sdist_filename(split->name, split->version);
-    if (canonical.size() > longest_filename) {  // normalising can lengthen a version: "1r" is "1.post0"
+    if (canonical.size() > longest_file_name) {  // normalising can lengthen a version: "1r" is "1.post0"
         return fail(filename, "shorten the name or version: written as PEP 625 says, the name would be " +
                                   std::to_string(canonical.size()) + " bytes; at most " +
-                                  std::to_string(longest_filename) + " are allowed",
+                                  std::to_string(longest_file_name) + " are allowed",
                     "the PEP 625 spelling is " + canonical);
     }
     if (canonical != filename) {
         const std::string reason = "rename it to " + canonical +
                                    ": PEP 625 writes the name lower case with '_' and the version normalised";
-        if (std::string_view("sdist filename: ").size() + reason.size() <= reason_budget) return fail(filename, reason);
+        if (text::fits_status_line("sdist", reason)) return fail(filename, reason);
         return fail(filename, "rename it to its PEP 625 name: the name lower case with '_', the version normalised",
                     "the name to use is " + canonical);
     }

@@ -25,4 +25,8 @@ bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) n
     return text.size() >= prefix.size() && equals_ignoring_case(text.substr(0, prefix.size()), prefix);
 }
 
+bool ends_with_ignoring_case(std::string_view text, std::string_view suffix) noexcept {
+    return text.size() >= suffix.size() && equals_ignoring_case(text.substr(text.size() - suffix.size()), suffix);
+}
+
 }  // namespace wheelhouse::text

@@ -26,4 +26,7 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept;
 // Whether `text` begins with `prefix`, ASCII letters compared without case.
 bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) noexcept;
 
+// Whether `text` ends with `suffix`, ASCII letters compared without case.
+bool ends_with_ignoring_case(std::string_view text, std::string_view suffix) noexcept;
+
 }  // namespace wheelhouse::text

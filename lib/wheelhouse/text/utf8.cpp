@@ -38,19 +38,47 @@ std::size_t well_formed_prefix(std::string_view bytes, std::size_t i, const lead
     return valid;
 }
 
-}  // namespace
+// The first sequence that is not well formed: where it starts, what its lead byte allows, and
+// how many of its bytes are well formed (fewer than lead.length).
+struct ill_formed {
+    std::size_t offset = 0;
+    lead_byte lead;
+    std::size_t valid = 0;
+};
 
-bool is_valid_utf8(std::string_view bytes) noexcept {
+std::optional<ill_formed> first_ill_formed(std::string_view bytes) noexcept {
     for (std::size_t i = 0; i < bytes.size();) {
         if (static_cast<unsigned char>(bytes[i]) < 0x80) {
             ++i;
             continue;
         }
         const lead_byte lead = classify(static_cast<unsigned char>(bytes[i]));
-        if (lead.length == 0 || well_formed_prefix(bytes, i, lead) != lead.length) return false;
+        if (lead.length == 0) return ill_formed{i, lead, 0};
+        const std::size_t valid = well_formed_prefix(bytes, i, lead);
+        if (valid != lead.length) return ill_formed{i, lead, valid};
         i += lead.length;
     }
-    return true;
+    return std::nullopt;
+}
+
+std::string hex_byte(unsigned char byte) {
+    constexpr char digits[] = "0123456789abcdef";
+    return std::string{'0', 'x', digits[byte >> 4], digits[byte & 0xF]};
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view bytes) noexcept { return !first_ill_formed(bytes); }
+
+std::optional<utf8_fault> find_utf8_fault(std::string_view bytes) {
+    const auto bad = first_ill_formed(bytes);
+    if (!bad) return std::nullopt;
+    const auto byte = static_cast<unsigned char>(bytes[bad->offset]);
+    if (bad->lead.length == 0) return utf8_fault{bad->offset, "byte " + hex_byte(byte) + " cannot start a character"};
+    const std::string length = std::to_string(bad->lead.length);
+    if (bad->offset + bad->valid >= bytes.size())
+        return utf8_fault{bad->offset, "the text ends inside a " + length + "-byte character"};
+    return utf8_fault{bad->offset, "a malformed " + length + "-byte character"};
 }
 
 std::string replace_invalid_utf8(std::string_view bytes) {

@@ -103,6 +103,110 @@ std::size_t word_count(const build_variant& c) {
            (c.cxx11abi ? 1u : 0u);
 }
 
+// One way of asking about one axis, marked when it is the family's spelling rather than the
+// build's own; without words it leaves the axis out of the selector.
+struct way {
+    std::optional<build_variant> words;
+    bool borrowed = false;
+};
+
+// The ways of `asked` that the build fits on its own, each once, after the way that leaves the
+// axis out; those from `own` on are borrowed.
+std::vector<way> ways_fitting(const build_variant& variant, std::vector<build_variant> asked, std::size_t own) {
+    std::vector<way> out{{}};
+    for (std::size_t at = 0; at < asked.size(); ++at) {
+        const bool seen = std::any_of(out.begin(), out.end(), [&](const way& w) { return w.words == asked[at]; });
+        if (!seen && satisfies(variant, selector{asked[at]})) out.push_back({std::move(asked[at]), at >= own});
+    }
+    return out;
+}
+
+// The accelerator as the build names it, and for CUDA the family's other spellings: "cu12"
+// for a cu128 build, and for a cu12 build each 12.x the project names ("cu128").
+std::vector<build_variant> accelerator_words(const build_variant& variant, const family_versions& named) {
+    std::vector<build_variant> accelerators;
+    if (variant.cuda) {
+        std::vector<std::string> cudas{*variant.cuda, variant.cuda->substr(0, variant.cuda->find('.'))};
+        cudas.insert(cudas.end(), named.cuda.begin(), named.cuda.end());
+        for (auto& cuda : cudas) accelerators.emplace_back().cuda = std::move(cuda);
+    } else if (variant.rocm) {
+        accelerators.emplace_back().rocm = variant.rocm;
+    } else if (variant.xpu) {
+        accelerators.emplace_back().xpu = true;
+    } else if (variant.cpu) {
+        accelerators.emplace_back().cpu = true;
+    }
+    return accelerators;
+}
+
+// torch major.minor, and for a lower bound each later torch the project names.
+std::vector<build_variant> torch_words(const build_variant& variant, const family_versions& named) {
+    std::vector<build_variant> torches;
+    if (variant.torch) {
+        torches.emplace_back().torch = torch_family(*variant.torch);
+        for (const auto& torch : named.torch) torches.emplace_back().torch = torch;
+    }
+    return torches;
+}
+
+// Each GPU that runs an SM of the build (of a fat binary, each on its own): its compute
+// capability, and for a family build each later one of the family the project names.
+// parse_selector refuses an SM beside ROCm, cpu or xpu.
+std::vector<build_variant> arch_words(const build_variant& variant, const family_versions& named) {
+    std::vector<build_variant> archs;
+    const bool other_accelerator = !variant.cuda && (variant.rocm || variant.xpu || variant.cpu);
+    if (!variant.sm || other_accelerator) return archs;
+    for (auto& arch : split_archs(*variant.sm)) {
+        const bool family = arch.back() == 'f';
+        archs.emplace_back().sm = without_suffix(std::move(arch));
+        if (!family) continue;
+        // ways_fitting() keeps those it runs on.
+        for (const auto& gpu : named.sm) archs.emplace_back().sm = gpu;
+        for (const auto gpu : family_gpus) archs.emplace_back().sm = std::string(gpu);
+    }
+    return archs;
+}
+
+std::vector<build_variant> abi_words(const build_variant& variant) {
+    std::vector<build_variant> abis;
+    if (variant.cxx11abi) abis.emplace_back().cxx11abi = variant.cxx11abi;
+    return abis;
+}
+
+struct candidate {
+    selector words;
+    std::size_t word_count;
+    int borrowed;
+    std::string name;
+};
+
+// Every selector of one way per axis that names something and reads back as itself.
+std::vector<candidate> combine(const std::vector<way>& accelerators, const std::vector<way>& torches,
+                               const std::vector<way>& archs, const std::vector<way>& abis) {
+    std::vector<candidate> found;
+    for (const auto& accelerator : accelerators) {
+        for (const auto& torch : torches) {
+            for (const auto& arch : archs) {
+                for (const auto& abi : abis) {
+                    selector words;
+                    auto& c = words.constraints;
+                    if (accelerator.words) c = *accelerator.words;
+                    if (torch.words) c.torch = torch.words->torch;
+                    if (arch.words) c.sm = arch.words->sm;
+                    if (abi.words) c.cxx11abi = abi.words->cxx11abi;
+                    const auto words_used = word_count(c);
+                    if (words_used == 0) continue;
+                    auto name = words.canonical();
+                    if (!reads_back(name, c)) continue;
+                    const int borrowed = (accelerator.borrowed ? 1 : 0) + (torch.borrowed ? 1 : 0);
+                    found.push_back({std::move(words), words_used, borrowed, std::move(name)});
+                }
+            }
+        }
+    }
+    return found;
+}
+
 }  // namespace
 
 std::vector<std::size_t> listed_files(std::span<const file_record> files, const selector& wanted) {
@@ -156,92 +260,11 @@ family_versions versions_named(std::span<const file_record> files) {
 
 std::vector<selector> candidate_selectors(const build_variant& variant, const family_versions& named) {
     if (!speaks_to_machine(variant)) return {};
-    // The ways of asking about one axis that the build fits on its own, each marked when it is
-    // the family's spelling rather than the build's own (the first `own` asked); nullopt leaves
-    // the axis out of the selector.
-    struct way {
-        std::optional<build_variant> words;
-        bool borrowed = false;
-    };
-    auto fitting = [&variant](std::vector<build_variant> asked, std::size_t own) {
-        std::vector<way> out{{}};
-        for (std::size_t at = 0; at < asked.size(); ++at) {
-            const bool seen = std::any_of(out.begin(), out.end(), [&](const way& w) { return w.words == asked[at]; });
-            if (!seen && satisfies(variant, selector{asked[at]})) out.push_back({std::move(asked[at]), at >= own});
-        }
-        return out;
-    };
-
-    // The accelerator as the build names it, and for CUDA the family's other spellings: "cu12"
-    // for a cu128 build, and for a cu12 build each 12.x the project names ("cu128").
-    std::vector<build_variant> accelerators;
-    if (variant.cuda) {
-        std::vector<std::string> cudas{*variant.cuda, variant.cuda->substr(0, variant.cuda->find('.'))};
-        cudas.insert(cudas.end(), named.cuda.begin(), named.cuda.end());
-        for (auto& cuda : cudas) accelerators.emplace_back().cuda = std::move(cuda);
-    } else if (variant.rocm) {
-        accelerators.emplace_back().rocm = variant.rocm;
-    } else if (variant.xpu) {
-        accelerators.emplace_back().xpu = true;
-    } else if (variant.cpu) {
-        accelerators.emplace_back().cpu = true;
-    }
-    // torch major.minor, and for a lower bound each later torch the project names.
-    std::vector<build_variant> torches;
-    if (variant.torch) {
-        torches.emplace_back().torch = torch_family(*variant.torch);
-        for (const auto& torch : named.torch) torches.emplace_back().torch = torch;
-    }
-    // Each GPU that runs an SM of the build (of a fat binary, each on its own): its compute
-    // capability, and for a family build each later one of the family the project names.
-    // parse_selector refuses an SM beside ROCm, cpu or xpu.
-    std::vector<build_variant> archs;
-    if (variant.sm && (accelerators.empty() || variant.cuda)) {
-        for (auto& arch : split_archs(*variant.sm)) {
-            const bool family = arch.back() == 'f';
-            archs.emplace_back().sm = without_suffix(std::move(arch));
-            if (!family) continue;
-            // fitting() keeps those it runs on.
-            for (const auto& gpu : named.sm) archs.emplace_back().sm = gpu;
-            for (const auto gpu : family_gpus) archs.emplace_back().sm = std::string(gpu);
-        }
-    }
-    std::vector<build_variant> abis;
-    if (variant.cxx11abi) abis.emplace_back().cxx11abi = variant.cxx11abi;
-
     constexpr auto all_own = std::numeric_limits<std::size_t>::max();
-    const auto accelerator_ways = fitting(std::move(accelerators), 1);
-    const auto torch_ways = fitting(std::move(torches), 1);
-    const auto arch_ways = fitting(std::move(archs), all_own);
-    const auto abi_ways = fitting(std::move(abis), all_own);
-
-    struct candidate {
-        selector words;
-        std::size_t word_count;
-        int borrowed;
-        std::string name;
-    };
-    std::vector<candidate> found;
-    for (const auto& accelerator : accelerator_ways) {
-        for (const auto& torch : torch_ways) {
-            for (const auto& arch : arch_ways) {
-                for (const auto& abi : abi_ways) {
-                    selector words;
-                    auto& c = words.constraints;
-                    if (accelerator.words) c = *accelerator.words;
-                    if (torch.words) c.torch = torch.words->torch;
-                    if (arch.words) c.sm = arch.words->sm;
-                    if (abi.words) c.cxx11abi = abi.words->cxx11abi;
-                    const auto words_used = word_count(c);
-                    if (words_used == 0) continue;
-                    auto name = words.canonical();
-                    if (!reads_back(name, c)) continue;
-                    const int borrowed = (accelerator.borrowed ? 1 : 0) + (torch.borrowed ? 1 : 0);
-                    found.push_back({std::move(words), words_used, borrowed, std::move(name)});
-                }
-            }
-        }
-    }
+    auto found = combine(ways_fitting(variant, accelerator_words(variant, named), 1),
+                         ways_fitting(variant, torch_words(variant, named), 1),
+                         ways_fitting(variant, arch_words(variant, named), all_own),
+                         ways_fitting(variant, abi_words(variant), all_own));
     // Most words first; among as many, the build's own spellings before the family's.
     std::sort(found.begin(), found.end(), [](const candidate& a, const candidate& b) {
         if (a.word_count != b.word_count) return a.word_count > b.word_count;

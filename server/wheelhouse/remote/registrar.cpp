@@ -11,6 +11,7 @@
 #include "wheelhouse/ingest/zip_tail.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/remote/github_release.hpp"
+#include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/text/ascii.hpp"
 
 namespace wheelhouse::remote {
@@ -222,6 +223,170 @@ result<std::optional<listed_asset>> find_listed_asset(github_api& github, const 
     return std::optional<listed_asset>();
 }
 
+// The report of a refusal: what was wrong.
+registration_report rejected(registration_report report, error failure) {
+    report.outcome = registration_outcome::rejected;
+    report.failure = std::move(failure);
+    return report;
+}
+
+// What the asset's requests transferred so far, for the report whatever its outcome.
+void record_traffic(const asset_reader& reader, registration_report& report) {
+    report.bytes_transferred = reader.bytes();
+    report.requests = reader.requests();
+}
+
+// What is refused before any request to the host: the mode, the URL's filename and host, the
+// digest's spelling. The report takes the filename and the digest.
+result<pep427::wheel_filename> check_request(const registration_request& request, const host_policy& policy,
+                                             registration_report& report) {
+    if (report.mode == catalog::download_mode::local) {
+        return invalid("mode 'local' is for uploaded files; a remote asset is served by redirect, proxy or cache");
+    }
+    auto filename = url_filename(request.url);
+    if (!filename) return filename.error();
+    report.filename = *filename;
+    auto wheel = pep427::parse_wheel_filename(*filename);
+    if (!wheel) {
+        return invalid("the URL does not end in a wheel's filename: " + *filename + ": " + wheel.error().message);
+    }
+    if (auto allowed = policy.check_url(request.url); !allowed) return allowed.error();
+    if (request.sha256) {
+        if (!crypto::is_sha256_hex(to_lower(*request.sha256))) {
+            return invalid("sha256 \"" + *request.sha256 + "\" is not 64 hexadecimal digits");
+        }
+        report.sha256 = to_lower(*request.sha256);
+        report.sha256_source = request.sha256_source;
+    }
+    return wheel;
+}
+
+// Where the reader goes when the asset's URL refuses it, and GitHub's record of the asset when
+// it was asked.
+struct asset_source {
+    std::string fetch_url;
+    header_list fetch_headers;
+    std::optional<listed_asset> listed;
+    bool asked_github = false;
+};
+
+// With a token the asset may be a private repository's, whose bytes come only through the
+// API: its id names it there (the reader goes there only if the asset's URL refuses it).
+// GitHub's record then also gives the digest (take_github_digest).
+result<asset_source> find_source(github_api& github, const registration_request& request) {
+    asset_source source{request.fetch_url, request.fetch_headers, std::nullopt, false};
+    if (!source.fetch_url.empty() || !request.ask_github || github.settings().token.empty()) return source;
+    auto found = find_listed_asset(github, request.url);
+    if (!found) return found.error();
+    source.asked_github = true;
+    source.listed = std::move(*found);
+    if (source.listed) {
+        const auto& listed = *source.listed;
+        source.fetch_url = release_asset_api_url(github.settings().api_url, listed.repository, listed.asset.id);
+        source.fetch_headers = asset_download_headers(github.settings().token);
+    }
+    return source;
+}
+
+// For a host that ignores Range requests when no digest is given: the whole asset has to be
+// read for its sha256 anyway, so it is read once, into a spool file, and checked as an upload
+// is checked (RECORD's hashes included). Its size is unknown until then, so the upload limit
+// bounds the spool, which goes with `spool`. The report takes the digest and the size.
+result<ingest::validated_wheel> validate_whole(asset_reader& reader, const storage::blob_store& store,
+                                               const registrar_settings& settings, const pep427::wheel_filename& wheel,
+                                               registration_report& report) {
+    auto spool = store.create_spool();
+    if (!spool) return spool.error();
+    std::ofstream out(spool->path(), std::ios::binary | std::ios::trunc);
+    auto hashed = reader.hash_all(settings.max_file_bytes, [&](std::span<const char> chunk) -> result<void> {
+        out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        if (!out) return make_error(error_kind::internal, "writing " + spool->path().string() + " failed");
+        return {};
+    });
+    out.close();
+    record_traffic(reader, report);
+    if (!hashed && hashed.error().kind == error_kind::too_large) {
+        return make_error(error_kind::too_large, "the whole asset has to be read for its sha256, but " +
+                                                     hashed.error().message +
+                                                     ": more than this index takes for a file (max-upload-size: " +
+                                                     std::to_string(settings.max_file_bytes) +
+                                                     " bytes, as for uploads); nothing was registered");
+    }
+    if (!hashed) return hashed.error();
+    report.sha256 = hashed->first;
+    report.sha256_source = digest_source::computed;
+    report.size = hashed->second;
+    return ingest::validate_wheel(spool->path(), wheel, settings.limits);
+}
+
+// The wheel's directory and dist-info files by Range requests, those in the probed `tail`
+// served from it. The report takes the size.
+result<ingest::validated_wheel> validate_by_ranges(asset_reader& reader,
+                                                   result<std::pair<std::uint64_t, std::string>> tail,
+                                                   const pep427::wheel_filename& wheel,
+                                                   const ingest::archive_limits& limits, registration_report& report) {
+    if (!tail) {
+        record_traffic(reader, report);
+        return tail.error();
+    }
+    report.size = tail->first;
+    ingest::range_cache cache(report.size, [&](std::uint64_t offset, std::uint64_t length) { return reader.read(offset, length); });
+    const std::uint64_t tail_offset = report.size - tail->second.size();
+    cache.seed(tail_offset, std::move(tail->second));
+    auto validated = ingest::validate_remote_wheel(cache, wheel, limits);
+    record_traffic(reader, report);
+    return validated;
+}
+
+// GitHub's digest for a release asset it lists (asked now unless find_source asked already);
+// a size other than the download's refuses the asset.
+result<void> take_github_digest(github_api& github, asset_source& source, const std::string& url,
+                                registration_report& report) {
+    if (!source.asked_github) {
+        auto found = find_listed_asset(github, url);
+        if (!found) return found.error();
+        source.listed = std::move(*found);
+    }
+    if (!source.listed) return {};
+    const auto& asset = source.listed->asset;
+    if (asset.size != report.size) {
+        return make_error(error_kind::upstream, "GitHub's API says " + asset.name + " is " + std::to_string(asset.size) +
+                                                    " bytes, but its download is " + std::to_string(report.size) +
+                                                    " bytes; was the asset replaced? Try again");
+    }
+    if (asset.sha256) {
+        report.sha256 = *asset.sha256;
+        report.sha256_source = digest_source::github_api;
+    }
+    return {};
+}
+
+// One streamed pass over the asset, held to the size its Range answers gave and to the digest
+// when one is known; without one, the pass gives it.
+result<void> hash_and_compare(asset_reader& reader, registration_report& report) {
+    auto hashed = reader.hash_all(report.size);
+    record_traffic(reader, report);
+    if (!hashed && hashed.error().kind == error_kind::too_large) {
+        return make_error(error_kind::upstream, hashed.error().message + ", but its Range answers said " +
+                                                    std::to_string(report.size) +
+                                                    "; it changed or the server lies; nothing was registered");
+    }
+    if (!hashed) return hashed.error();
+    if (hashed->second != report.size) {
+        return make_error(error_kind::upstream, "the asset's download held " + std::to_string(hashed->second) +
+                                                    " bytes, but its Range answers said " + std::to_string(report.size) +
+                                                    "; it changed or the server lies");
+    }
+    if (!report.sha256.empty() && hashed->first != report.sha256) {
+        return invalid("the asset's bytes hash to sha256 " + hashed->first + ", but the digest from " +
+                       std::string(to_string(report.sha256_source)) + " is " + report.sha256 +
+                       ": the asset is not what its digest says; nothing was registered");
+    }
+    if (report.sha256.empty()) report.sha256_source = digest_source::computed;
+    report.sha256 = hashed->first;
+    return {};
+}
+
 }  // namespace
 
 std::string_view to_string(registration_outcome outcome) noexcept {
@@ -247,157 +412,44 @@ registration_report registrar::register_asset(const registration_request& reques
     registration_report report;
     report.url = request.url;
     report.mode = request.mode.value_or(settings_.default_mode);
-    auto reject = [&](error failure) {
-        report.outcome = registration_outcome::rejected;
-        report.failure = std::move(failure);
-        return report;
-    };
-    if (report.mode == catalog::download_mode::local) {
-        return reject(invalid("mode 'local' is for uploaded files; a remote asset is served by redirect, proxy or cache"));
-    }
-
-    auto filename = url_filename(request.url);
-    if (!filename) return reject(filename.error());
-    report.filename = *filename;
-    auto wheel = pep427::parse_wheel_filename(*filename);
-    if (!wheel) {
-        return reject(invalid("the URL does not end in a wheel's filename: " + *filename + ": " + wheel.error().message));
-    }
-    if (auto allowed = client_.settings().policy.check_url(request.url); !allowed) return reject(allowed.error());
-
-    if (request.sha256) {
-        if (!crypto::is_sha256_hex(to_lower(*request.sha256))) {
-            return reject(invalid("sha256 \"" + *request.sha256 + "\" is not 64 hexadecimal digits"));
-        }
-        report.sha256 = to_lower(*request.sha256);
-        report.sha256_source = request.sha256_source;
-        // Already there: answered before any request to the host (unless asked to verify).
-        if (!request.verify) {
-            auto existing = ingester_.find_existing(*filename, report.sha256);
-            if (!existing) return reject(existing.error());
-            if (*existing) {
-                report.outcome = registration_outcome::present;
-                report.size = (*existing)->file.size;
-                report.mode = (*existing)->file.mode;
-                report.file = std::move((*existing)->file);
-                return report;
-            }
+    auto wheel = check_request(request, client_.settings().policy, report);
+    if (!wheel) return rejected(std::move(report), wheel.error());
+    // Already there: answered before any request to the host (unless asked to verify).
+    if (!report.sha256.empty() && !request.verify) {
+        auto existing = ingester_.find_existing(report.filename, report.sha256);
+        if (!existing) return rejected(std::move(report), existing.error());
+        if (*existing) {
+            report.outcome = registration_outcome::present;
+            report.size = (*existing)->file.size;
+            report.mode = (*existing)->file.mode;
+            report.file = std::move((*existing)->file);
+            return report;
         }
     }
+    auto source = find_source(github_, request);
+    if (!source) return rejected(std::move(report), source.error());
 
-    // With a token the asset may be a private repository's, whose bytes come only through the
-    // API: its id names it there (the reader goes there only if the asset's URL refuses it).
-    // GitHub's record then also gives the digest below.
-    std::optional<listed_asset> listed;
-    bool asked_github = false;
-    std::string fetch_url = request.fetch_url;
-    header_list fetch_headers = request.fetch_headers;
-    if (fetch_url.empty() && request.ask_github && !github_.settings().token.empty()) {
-        auto found = find_listed_asset(github_, request.url);
-        if (!found) return reject(found.error());
-        asked_github = true;
-        listed = std::move(*found);
-        if (listed) {
-            fetch_url = release_asset_api_url(github_.settings().api_url, listed->repository, listed->asset.id);
-            fetch_headers = asset_download_headers(github_.settings().token);
-        }
-    }
-
-    asset_reader reader(client_, request.url, fetch_url, fetch_headers);
-    auto record_traffic = [&] {
-        report.bytes_transferred = reader.bytes();
-        report.requests = reader.requests();
-    };
+    asset_reader reader(client_, request.url, source->fetch_url, source->fetch_headers);
     // A little past the largest end a zip can have (libzip reads one byte more than the end
     // records), so that one request usually holds the directory and the dist-info files too.
     constexpr std::uint64_t probe_size = ingest::zip_tail_size + 4096;
     auto tail = reader.probe_tail(probe_size);
     if (!tail && reader.ignored_range() && report.sha256.empty()) {
-        // The whole asset has to be read for its sha256 anyway: read it once, into a spool
-        // file, and check it as an upload is checked (RECORD's hashes included). Its size is
-        // unknown until then, so the upload limit bounds the spool, which goes with `spool`.
-        auto spool = ingester_.store().create_spool();
-        if (!spool) return reject(spool.error());
-        std::ofstream out(spool->path(), std::ios::binary | std::ios::trunc);
-        auto hashed = reader.hash_all(settings_.max_file_bytes, [&](std::span<const char> chunk) -> result<void> {
-            out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-            if (!out) return make_error(error_kind::internal, "writing " + spool->path().string() + " failed");
-            return {};
-        });
-        out.close();
-        record_traffic();
-        if (!hashed && hashed.error().kind == error_kind::too_large) {
-            return reject(make_error(error_kind::too_large,
-                                     "the whole asset has to be read for its sha256, but " + hashed.error().message +
-                                         ": more than this index takes for a file (max-upload-size: " +
-                                         std::to_string(settings_.max_file_bytes) +
-                                         " bytes, as for uploads); nothing was registered"));
-        }
-        if (!hashed) return reject(hashed.error());
-        report.sha256 = hashed->first;
-        report.sha256_source = digest_source::computed;
-        report.size = hashed->second;
-        auto whole = ingest::validate_wheel(spool->path(), *wheel, settings_.limits);
-        if (!whole) return reject(whole.error());
+        auto whole = validate_whole(reader, ingester_.store(), settings_, *wheel, report);
+        if (!whole) return rejected(std::move(report), whole.error());
         return finish(std::move(report), *wheel, *whole, request, reader.api_url_used());
     }
-    if (!tail) {
-        record_traffic();
-        return reject(tail.error());
-    }
-    report.size = tail->first;
-    ingest::range_cache cache(report.size, [&](std::uint64_t offset, std::uint64_t length) { return reader.read(offset, length); });
-    const std::uint64_t tail_offset = report.size - tail->second.size();
-    cache.seed(tail_offset, std::move(tail->second));
-    auto validated = ingest::validate_remote_wheel(cache, *wheel, settings_.limits);
-    record_traffic();
-    if (!validated) return reject(validated.error());
+    auto validated = validate_by_ranges(reader, std::move(tail), *wheel, settings_.limits, report);
+    if (!validated) return rejected(std::move(report), validated.error());
 
     // The digest: given, else GitHub's for a release asset, else the bytes themselves.
     if (report.sha256.empty() && request.ask_github) {
-        if (!asked_github) {
-            auto found = find_listed_asset(github_, request.url);
-            if (!found) return reject(found.error());
-            listed = std::move(*found);
-        }
-        if (listed) {
-            const auto& asset = listed->asset;
-            if (asset.size != report.size) {
-                return reject(make_error(error_kind::upstream,
-                                         "GitHub's API says " + asset.name + " is " + std::to_string(asset.size) +
-                                             " bytes, but its download is " + std::to_string(report.size) +
-                                             " bytes; was the asset replaced? Try again"));
-            }
-            if (asset.sha256) {
-                report.sha256 = *asset.sha256;
-                report.sha256_source = digest_source::github_api;
-            }
-        }
+        if (auto taken = take_github_digest(github_, *source, request.url, report); !taken)
+            return rejected(std::move(report), taken.error());
     }
-    const bool stream = report.sha256.empty() || request.verify;
-    if (stream) {
-        auto hashed = reader.hash_all(report.size);
-        record_traffic();
-        if (!hashed && hashed.error().kind == error_kind::too_large) {
-            return reject(make_error(error_kind::upstream, hashed.error().message + ", but its Range answers said " +
-                                                               std::to_string(report.size) +
-                                                               "; it changed or the server lies; nothing was registered"));
-        }
-        if (!hashed) return reject(hashed.error());
-        if (hashed->second != report.size) {
-            return reject(make_error(error_kind::upstream, "the asset's download held " + std::to_string(hashed->second) +
-                                                               " bytes, but its Range answers said " +
-                                                               std::to_string(report.size) + "; it changed or the server lies"));
-        }
-        if (!report.sha256.empty() && hashed->first != report.sha256) {
-            return reject(invalid("the asset's bytes hash to sha256 " + hashed->first + ", but the digest from " +
-                                  std::string(to_string(report.sha256_source)) + " is " + report.sha256 +
-                                  ": the asset is not what its digest says; nothing was registered"));
-        }
-        if (report.sha256.empty()) report.sha256_source = digest_source::computed;
-        report.sha256 = hashed->first;
+    if (report.sha256.empty() || request.verify) {
+        if (auto hashed = hash_and_compare(reader, report); !hashed) return rejected(std::move(report), hashed.error());
     }
-
     return finish(std::move(report), *wheel, *validated, request, reader.api_url_used());
 }
 
@@ -412,11 +464,7 @@ registration_report registrar::finish(registration_report report, const pep427::
     remote.size = report.size;
     remote.uploaded_by = request.actor;
     auto registered = ingester_.register_remote(wheel, validated, remote);
-    if (!registered) {
-        report.outcome = registration_outcome::rejected;
-        report.failure = registered.error();
-        return report;
-    }
+    if (!registered) return rejected(std::move(report), registered.error());
     report.outcome = registered->outcome == ingest::ingest_outcome::created ? registration_outcome::added
                                                                              : registration_outcome::present;
     report.mode = registered->file.mode;
