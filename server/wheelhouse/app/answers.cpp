@@ -55,6 +55,10 @@ transport::outgoing_response error_response(const http::request_header<>& reques
     if (failure.kind == error_kind::unauthorized) {
         extra.set(http::field::www_authenticate, api ? "Bearer realm=\"wheelhouse\"" : "Basic realm=\"wheelhouse\"");
     }
+    // Every 503 says when to come back; a busy lane gives its own time (busy_response).
+    if (failure.kind == error_kind::unavailable && extra.find(http::field::retry_after) == extra.end()) {
+        extra.set(http::field::retry_after, default_retry_after);
+    }
     boost::json::object json{{"error", message}};
     if (!detail.empty()) json["detail"] = detail;
     if (api) return json_response(request, status, boost::json::serialize(json), std::move(extra));

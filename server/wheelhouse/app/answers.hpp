@@ -35,7 +35,9 @@ transport::outgoing_response json_response(const http::request_header<>& request
 // package tools get text (JSON when asked) with the message as reason phrase and a Basic
 // challenge on 401; the JSON API gets {"error": …} and a Bearer challenge (see audience).
 // Our own faults (internal) are logged here, once, and answered without their details, which
-// may name paths on the server. Thread safety: any thread.
+// may name paths on the server. An unavailable one (503: a full disk, a full queue) carries
+// Retry-After, default_retry_after unless `extra` has one. Thread safety: any thread.
+inline constexpr std::string_view default_retry_after = "5";
 transport::outgoing_response error_response(const http::request_header<>& request, const error& failure,
                                             audience answers = audience::package_tools, http::fields extra = {});
 

@@ -54,7 +54,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       metrics_([this](std::string_view method, std::string_view target) { return route_label(router_, method, target); }),
       pages_(settings_.pages),
       downloads_(catalog),
-      remote_(settings_.remote_client),
+      asset_client_(settings_.remote_client),
       tokens_(catalog),
       // As many rows may wait for their commit as uploads may wait for a worker or be validated;
       // past that the workers wait, their queue fills, and new uploads get 503 at their headers.
@@ -64,7 +64,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
                     [](std::string_view what) { spdlog::error("read worker: {}", what); }),
       write_workers_(std::max(1u, settings_.write_workers), settings_.write_queue,
                      [](std::string_view what) { spdlog::error("write worker: {}", what); }),
-      context_{catalog, blobs, pages_, settings_, metrics_, &downloads_, &remote_},
+      context_{catalog, blobs, pages_, settings_, metrics_, &downloads_, &asset_client_},
       remote_files_(context_, {settings_.proxy_downloads}),
       routes_(all_routes(extra_routes)),
       router_(checked_router(routes_)) {

@@ -72,7 +72,7 @@ private:
     metrics::server_metrics metrics_;
     page_cache pages_;
     catalog::download_counter downloads_;
-    remote::http_client remote_;  // release assets: registration, import, proxied downloads
+    remote::http_client asset_client_;  // release assets: registration, import, proxied downloads
     auth::token_store tokens_;
     ingest::ingester ingester_;
     static_routes static_;
@@ -82,7 +82,7 @@ private:
     concurrency::worker_pool read_workers_;
     concurrency::worker_pool write_workers_;
     route_context context_;
-    remote_downloads remote_files_;
+    remote_downloads remote_files_;  // redirects, proxies or caches them
     std::vector<route> routes_;  // the route table and the extra routes; router_ points into it
     router router_;
     std::unique_ptr<net::steady_timer> watch_timer_;

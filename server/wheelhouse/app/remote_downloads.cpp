@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/download_answer.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/remote/github_api.hpp"
@@ -24,7 +25,6 @@ namespace {
 
 using transport::make_text_response;
 
-constexpr std::string_view retry_after_seconds = "5";
 constexpr std::size_t batch_bytes = 256 * 1024;
 constexpr std::chrono::milliseconds batch_delay{100};
 
@@ -44,10 +44,9 @@ transport::outgoing_response upstream_failure(const http::request_header<>& requ
     return make_text_response(request, status, "the remote host holding this file failed: " + failure.message);
 }
 
+// 503 with Retry-After, as every unavailable answer (answers.hpp).
 transport::outgoing_response busy(const http::request_header<>& request, std::string message) {
-    http::fields retry;
-    retry.set(http::field::retry_after, retry_after_seconds);
-    return make_text_response(request, http::status::service_unavailable, std::move(message), std::move(retry));
+    return error_response(request, make_error(error_kind::unavailable, std::move(message)));
 }
 
 // Appends all of `bytes` to the open file `descriptor`.
@@ -348,7 +347,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
 
     const download_answer answer(request, file.sha256, file.size, private_index);
     if (auto done = answer.without_body()) return std::move(*done);  // the catalog knows all they need
-    if (context_.remote == nullptr) {
+    if (context_.asset_client == nullptr) {
         return make_text_response(request, http::status::bad_gateway,
                                   "this file's bytes are at " + *file.remote_url +
                                       " and this server has no client for remote hosts configured");
@@ -373,7 +372,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
         transfers_.insert(job);
         active_.fetch_add(1, std::memory_order_relaxed);
     }
-    auto* client = context_.remote;
+    auto* client = context_.asset_client;
     const auto* blobs = &context_.blobs;
     auto* metrics = &context_.metrics;
     const bool submitted = threads_.try_submit([this, job, client, blobs, metrics] {

@@ -81,8 +81,8 @@ struct registration_tools {
     remote::registrar registrar;
 
     explicit registration_tools(route_context& context)
-        : github(*context.remote, github_settings_of(context)),
-          registrar(*context.remote, *context.ingester, github, registrar_settings_of(context)) {}
+        : github(*context.asset_client, github_settings_of(context)),
+          registrar(*context.asset_client, *context.ingester, github, registrar_settings_of(context)) {}
 
     static remote::github_settings github_settings_of(const route_context& context) {
         remote::github_settings settings;
@@ -106,7 +106,7 @@ struct common_fields {
 };
 
 result<common_fields> read_common(const route_context& context, const route_request& request, std::string_view example) {
-    if (context.remote == nullptr) {
+    if (context.asset_client == nullptr) {
         return make_error(error_kind::unavailable,
                           "this server has no HTTP client for remote files configured; its administrator can "
                           "enable one (see wheelhouse serve --help, the remote options)");

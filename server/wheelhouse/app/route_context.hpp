@@ -59,8 +59,8 @@ struct route_context {
     const app_settings& settings;
     metrics::server_metrics& metrics;
     catalog::download_counter* downloads = nullptr;  // counts wheel downloads when set
-    remote::http_client* remote = nullptr;  // fetches release assets; null when not configured
-    remote_downloads* remote_files = nullptr;  // serves downloads of remote files; set by the application
+    remote::http_client* asset_client = nullptr;  // fetches release assets; null when not configured
+    remote_downloads* remote_files = nullptr;  // answers downloads of files kept on a remote host; set by the application
     auth::token_store* tokens = nullptr;            // set by the application
     ingest::ingester* ingester = nullptr;           // set by the application
     const static_routes* static_files = nullptr;    // the admin page's files; set by the application

@@ -38,12 +38,10 @@ outgoing_response accepted(const http::request_header<>& request, const ingest::
     return text_or_json_response(request, status, std::move(text), std::move(json));
 }
 
-// A full disk is unavailable like a busy queue, and told when to come back alike (the ingest
-// lane's Retry-After); nothing of the upload was kept.
+// A full disk is unavailable like a busy queue, and told when to come back alike
+// (error_response's Retry-After); nothing of the upload was kept.
 outgoing_response refusal(const http::request_header<>& request, const error& failure) {
-    http::fields retry;
-    if (failure.kind == error_kind::unavailable) retry.set(http::field::retry_after, "5");
-    return error_response(request, failure, audience::package_tools, std::move(retry));
+    return error_response(request, failure, audience::package_tools);
 }
 
 std::optional<std::string> digest_field(const upload::form_collector& form, std::string_view name) {
