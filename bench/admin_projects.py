@@ -22,7 +22,7 @@ import pathlib
 import tempfile
 import urllib.request
 
-from simple_pages import REPO_ROOT, Wheelhouse, ingest, load_average, prepare_corpus, run_wrk, save_results
+from simple_pages import REPO_ROOT, Wheelhouse, add_admin_corpus_arguments, ingested_corpus, load_average, run_wrk, save_results
 
 QUERIES = {
     "first page, by name": "/api/v1/projects?per_page=50",
@@ -45,24 +45,9 @@ QUERIES = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", type=pathlib.Path, default=REPO_ROOT / "build/release/server/wheelhouse")
-    parser.add_argument("--projects", type=int, default=10_000)
-    parser.add_argument("--wheels-per-project", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--payload-bytes", type=int, default=256)
-    parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
-    parser.add_argument("--threads", type=int, default=2, help="server I/O threads")
-    parser.add_argument("--work-dir", type=pathlib.Path, default=REPO_ROOT / "build/bench")
-    parser.add_argument("--reuse-data", action="store_true", help="keep the ingested data folder for the next run")
-    parser.add_argument("--ingest-jobs", type=int, default=None)
+    add_admin_corpus_arguments(parser, duration=5)
     args = parser.parse_args()
-    args.nice, args.wrk_threads = 0, 1
-
-    work = args.work_dir.resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    corpus, summary = prepare_corpus(args, work)
-    data = work / f"data-{corpus.name}"
-    ingested = ingest(args, corpus, summary, data)
+    work, data, summary, ingested = ingested_corpus(args)
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="admin-projects-", dir=work))
     server = Wheelhouse(args.binary, data, args.threads, scratch / "wheelhouse-stderr.log", args.nice)
     report = {"projects": args.projects, "wheels": summary["wheels"], "ingest": ingested,

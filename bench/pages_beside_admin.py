@@ -17,7 +17,6 @@ Prints a Markdown table and writes every figure to bench/results/.
 from __future__ import annotations
 
 import argparse
-import copy
 import pathlib
 import shutil
 import statistics
@@ -25,8 +24,8 @@ import tempfile
 import threading
 import urllib.request
 
-from simple_pages import (PIP_ACCEPT, REPO_ROOT, Wheelhouse, ingest, load_average, prepare_corpus, run_text,
-                          run_wrk, save_results)
+from simple_pages import (PIP_ACCEPT, REPO_ROOT, Wheelhouse, add_admin_corpus_arguments, ingested_corpus, load_average,
+                          run_text, run_wrk, save_results, with_connections)
 
 PAGE = "/simple/flash-attn/"
 ADMIN_SCRIPT = """
@@ -37,12 +36,6 @@ request = function()
   return wrk.format("GET", paths[(i % #paths) + 1])
 end
 """
-
-
-def with_connections(args: argparse.Namespace, connections: int) -> argparse.Namespace:
-    changed = copy.copy(args)
-    changed.connections = connections
-    return changed
 
 
 def measure(binary: pathlib.Path, data: pathlib.Path, args: argparse.Namespace, scratch: pathlib.Path,
@@ -84,29 +77,14 @@ def summary_row(label: str, runs: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", type=pathlib.Path, default=REPO_ROOT / "build/release/server/wheelhouse")
+    add_admin_corpus_arguments(parser, duration=10)
     parser.add_argument("--reference", type=pathlib.Path, required=True, help="the build to compare with")
-    parser.add_argument("--projects", type=int, default=10_000)
-    parser.add_argument("--wheels-per-project", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--payload-bytes", type=int, default=256)
-    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2, help="server I/O threads")
     parser.add_argument("--page-connections", type=int, default=32)
     parser.add_argument("--admin-connections", type=int, default=4)
-    parser.add_argument("--work-dir", type=pathlib.Path, default=REPO_ROOT / "build/bench")
-    parser.add_argument("--reuse-data", action="store_true", help="keep the ingested data folder for the next run")
-    parser.add_argument("--ingest-jobs", type=int, default=None)
     args = parser.parse_args()
-    args.nice, args.wrk_threads = 0, 1
-
-    work = args.work_dir.resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    corpus, summary = prepare_corpus(args, work)
-    data = work / f"data-{corpus.name}"
-    ingested = ingest(args, corpus, summary, data)
+    work, data, summary, ingested = ingested_corpus(args)
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="pages-beside-admin-", dir=work))
     builds = {"this build": args.binary.resolve(), "reference": args.reference.resolve()}
     folders = {"this build": scratch / "data", "reference": scratch / "reference-data"}

@@ -19,7 +19,6 @@ Prints a Markdown table and writes every figure to bench/results/.
 from __future__ import annotations
 
 import argparse
-import copy
 import http.client
 import pathlib
 import re
@@ -30,18 +29,12 @@ import tempfile
 import threading
 import urllib.request
 
-from simple_pages import (PIP_ACCEPT, REPO_ROOT, Wheelhouse, ingest, load_average, prepare_corpus, run_text,
-                          run_wrk, save_results)
+from simple_pages import (PIP_ACCEPT, REPO_ROOT, Wheelhouse, add_admin_corpus_arguments, ingested_corpus, load_average,
+                          run_text, run_wrk, save_results, with_connections)
 from upload_rate import fresh_data, wheel_set
 
 PAGE = "/simple/flash-attn/"
 LIST = "/simple/"
-
-
-def with_connections(args: argparse.Namespace, connections: int) -> argparse.Namespace:
-    changed = copy.copy(args)
-    changed.connections = connections
-    return changed
 
 
 def upload_token(binary: pathlib.Path, data: pathlib.Path) -> str:
@@ -140,31 +133,16 @@ def report_round(round_number: int, label: str, run: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", type=pathlib.Path, default=REPO_ROOT / "build/release/server/wheelhouse")
+    add_admin_corpus_arguments(parser, duration=10)
     parser.add_argument("--reference", type=pathlib.Path, required=True, help="the build to compare with")
-    parser.add_argument("--projects", type=int, default=10_000)
-    parser.add_argument("--wheels-per-project", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--payload-bytes", type=int, default=256)
     parser.add_argument("--uploads", type=int, default=3000, help="distinct wheels each trial may upload")
     parser.add_argument("--upload-interval", type=float, default=0.05, help="seconds between uploads")
-    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2, help="server I/O threads")
     parser.add_argument("--page-connections", type=int, default=32)
     parser.add_argument("--miss-connections", type=int, default=4)
-    parser.add_argument("--work-dir", type=pathlib.Path, default=REPO_ROOT / "build/bench")
-    parser.add_argument("--reuse-data", action="store_true", help="keep the ingested data folder for the next run")
-    parser.add_argument("--ingest-jobs", type=int, default=None)
     args = parser.parse_args()
-    args.nice, args.wrk_threads = 0, 1
-
-    work = args.work_dir.resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    corpus, summary = prepare_corpus(args, work)
-    data = work / f"data-{corpus.name}"
-    ingested = ingest(args, corpus, summary, data)
+    work, data, summary, ingested = ingested_corpus(args)
     wheels = wheel_set(work, "miss-upload", args.uploads).read_text().split()
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="pages-beside-misses-", dir=work))
     builds = {"this build": args.binary.resolve(), "reference": args.reference.resolve()}

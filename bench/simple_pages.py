@@ -18,6 +18,7 @@ Prints a Markdown table and writes it with every raw figure to bench/results/.
 from __future__ import annotations
 
 import argparse
+import copy
 import contextlib
 import http.client
 import json
@@ -373,6 +374,38 @@ class Nginx:
 
 
 # ----------------------------------------------------------------------------- steps
+
+
+def add_admin_corpus_arguments(parser: argparse.ArgumentParser, duration: int) -> None:
+    """The options of the benches over a 10,000-project admin corpus (admin_projects.py,
+    pages_beside_admin.py, pages_beside_misses.py)."""
+    parser.add_argument("--binary", type=pathlib.Path, default=REPO_ROOT / "build/release/server/wheelhouse")
+    parser.add_argument("--projects", type=int, default=10_000)
+    parser.add_argument("--wheels-per-project", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--payload-bytes", type=int, default=256)
+    parser.add_argument("--duration", type=int, default=duration, help="seconds per wrk run")
+    parser.add_argument("--threads", type=int, default=2, help="server I/O threads")
+    parser.add_argument("--work-dir", type=pathlib.Path, default=REPO_ROOT / "build/bench")
+    parser.add_argument("--reuse-data", action="store_true", help="keep the ingested data folder for the next run")
+    parser.add_argument("--ingest-jobs", type=int, default=None)
+
+
+def ingested_corpus(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path, dict, dict]:
+    """(work folder, ingested data folder, corpus summary, ingest report) for
+    add_admin_corpus_arguments' options."""
+    args.nice, args.wrk_threads = 0, 1
+    work = args.work_dir.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    corpus, summary = prepare_corpus(args, work)
+    data = work / f"data-{corpus.name}"
+    return work, data, summary, ingest(args, corpus, summary, data)
+
+
+def with_connections(args: argparse.Namespace, connections: int) -> argparse.Namespace:
+    changed = copy.copy(args)
+    changed.connections = connections
+    return changed
 
 
 def prepare_corpus(args: argparse.Namespace, work: pathlib.Path) -> tuple[pathlib.Path, dict]:

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 
+#include "archive_limits.hpp"
 #include "fuzz_support.hpp"
 #include "wheelhouse/ingest/sdist_archive.hpp"
 
@@ -20,16 +21,7 @@ namespace {
 
 namespace ingest = wheelhouse::ingest;
 
-// Small limits, so the limit paths are reached and one input never inflates gigabytes.
-const ingest::archive_limits limits{
-    .max_entries = 64,
-    .max_total_uncompressed = 4 << 20,
-    .max_entry_uncompressed = 2 << 20,
-    .max_compression_ratio = 250,
-    .ratio_floor = 64 << 10,
-    .max_metadata_size = 256 << 10,
-    .max_central_directory = 64 << 10,
-};
+const auto& limits = wheelhouse::fuzz::small_archive_limits;
 
 std::string gzip(std::string_view bytes) {
     z_stream stream{};

@@ -15,13 +15,13 @@ import subprocess
 import sys
 import urllib.request
 
-import pytest
 from jsonschema import Draft202012Validator
 
 from conftest import ingest
 from test_remote_downloads import answer_headers
 from test_remote_register import payload, post
 from test_uploads import curl, make_token, twine
+from test_validation_refusals import server  # noqa: F401  (the fixture: a server, its data, upload and admin tokens)
 from wheelbuilder import build_wheel, read_metadata
 
 PY = f"cp{sys.version_info.major}{sys.version_info.minor}"  # Debian's python3 runs this and pip
@@ -88,15 +88,6 @@ def release_file(url: str) -> tuple[dict, bytes]:
 def rows(data: pathlib.Path) -> list[str]:
     with sqlite3.connect(data / "catalog.db") as db:
         return [row[0] for row in db.execute("SELECT filename FROM files ORDER BY filename")]
-
-
-@pytest.fixture
-def server(tmp_path, wheelhouse_bin, start_server):
-    data = tmp_path / "data"
-    data.mkdir()
-    tokens = {"upload": make_token(wheelhouse_bin, data, "ci"),
-              "admin": make_token(wheelhouse_bin, data, "root", "--scope", "admin")}
-    return start_server(data), data, tokens
 
 
 def upload_release(running, tokens, farm: pathlib.Path) -> None:

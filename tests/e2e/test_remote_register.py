@@ -20,6 +20,7 @@ import urllib.request
 
 import pytest
 
+from test_uploads import make_token
 from wheelbuilder import build_wheel
 
 PAYLOAD = 2 << 20  # incompressible bytes per wheel, so "a small fraction" means something
@@ -38,13 +39,6 @@ def native_wheel(directory: pathlib.Path, name: str, version: str, seed: int) ->
     return build_wheel(directory, name, version, "py3-none-any",
                        files={f"{module}/__init__.py": f"VERSION = {version!r}\n", f"{module}/_native.so": payload(seed)},
                        summary=f"{name} for the remote tests")
-
-
-def make_token(binary, data: pathlib.Path, name: str, *extra: str) -> str:
-    made = subprocess.run([str(binary), "token", "create", "--data", str(data), "--name", name, *extra],
-                          capture_output=True, text=True, timeout=30)
-    assert made.returncode == 0, made.stderr
-    return made.stdout.strip()
 
 
 def run(binary, *args) -> subprocess.CompletedProcess:
