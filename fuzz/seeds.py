@@ -153,6 +153,14 @@ def sdist_tars() -> list[bytes]:
             tar(base + [("demo-1.0/evil", tarfile.SYMTYPE, b"../../etc/passwd")], tarfile.USTAR_FORMAT)]
 
 
+def file_names(wheel_filenames: list[str]) -> list[str]:
+    """Every kind of name the index serves: wheels, sdists, the .metadata of either, release files."""
+    sdists = sdist_filenames()
+    return (wheel_filenames + sdists + [name + ".metadata" for name in wheel_filenames[:20] + sdists]
+            + ["flash_attn-2.8.3-variants.json", "zope_interface-7.0.post1-variants.json", "a-b-1.0-variants.json",
+               "-variants.json", ".metadata", "x.whl.metadata.metadata"])
+
+
 def zip_ranges() -> list[bytes]:
     plans = [b"\x02\x01\x00\x00\x00\x10\x00\x00\x00\x20\x00\x10", b"\x00\x00\x00\x05\x00\x09\x01\x00\x00\xff\xff",
              b"\x10\x03\x00\x00\x00\x40"]
@@ -244,6 +252,7 @@ def corpora() -> dict[str, list[str | bytes]]:
         "multipart_parser_fuzz": multipart(),
         "wheel_archive_fuzz": wheels(),
         "pep625_sdist_filename_fuzz": sdist_filenames(),
+        "distribution_file_name_fuzz": file_names(filenames),
         "sdist_archive_fuzz": sdist_tars(),
         "zip_range_reader_fuzz": zip_ranges(),
         "request_target_fuzz": targets(),

@@ -258,4 +258,18 @@ result<void> token_store::mark_used(sqlite::connection& db, std::string_view nam
     return (*update)->run();
 }
 
+result<void> token_store::confirm_and_mark_used(sqlite::connection& db, std::string_view name) {
+    auto update = db.cached(
+        "UPDATE tokens SET last_used_ms = ?2 WHERE name = ?1 AND revoked_ms IS NULL AND "
+        "(expires_ms IS NULL OR expires_ms > ?2) RETURNING id");
+    if (!update) return update.error();
+    (*update)->bind_text(1, name).bind_int64(2, catalog::now_ms());
+    auto updated = (*update)->step();
+    if (!updated) return updated.error();
+    if (*updated) return {};
+    return make_error(error_kind::forbidden, "token '" + std::string(name) +
+                                                 "' was revoked or expired while the request was on its way: "
+                                                 "nothing was stored; ask an admin for a new token");
+}
+
 }  // namespace wheelhouse::auth

@@ -74,8 +74,12 @@ public:
     check_result check(std::string_view secret) const;
     // Records that the token was used now (for `token list` and the admin page).
     result<void> mark_used(std::string_view name);
-    // The same, inside a write transaction of the caller's (an upload's commit shares it).
+    // The same, inside a write transaction of the caller's.
     static result<void> mark_used(sqlite::connection& db, std::string_view name);
+    // The same, once more checking in that transaction that the token is neither revoked nor
+    // expired, forbidden if it is: a change checked at its headers commits only if the token is
+    // still good when it does (a token revoked while an upload's body arrived stores nothing).
+    static result<void> confirm_and_mark_used(sqlite::connection& db, std::string_view name);
 
     // Checks answered from memory and from the database, since the store was made.
     struct cache_statistics {

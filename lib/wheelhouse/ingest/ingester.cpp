@@ -12,7 +12,7 @@
 
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/error_text.hpp"
-#include "wheelhouse/ingest/distribution_filename.hpp"
+#include "wheelhouse/distribution/file_name.hpp"
 #include "wheelhouse/ingest/file_record.hpp"
 #include "wheelhouse/ingest/sdist_validation.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
@@ -159,7 +159,7 @@ struct validated_file {
     std::string metadata;
 };
 
-result<validated_file> validate(const distribution_filename& name, const std::filesystem::path& path,
+result<validated_file> validate(const distribution::archive_name& name, const std::filesystem::path& path,
                                 const file_digests& digests, const ingest_options& options) {
     if (const auto* sdist = std::get_if<pep625::sdist_filename>(&name)) {
         auto validated = validate_sdist(path, *sdist, options.limits);
@@ -216,7 +216,7 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
         spool.remove();
         done(about(filename, failure));
     };
-    auto name = parse_distribution_filename(filename);
+    auto name = distribution::parse_archive_name(filename);
     if (!name) {  // its detail names the file already
         spool.remove();
         return done(name.error());
@@ -236,7 +236,7 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
         }
         return confirm_identical(std::move(**existing), options, std::move(done));
     }
-    if (auto open = check_takes_files(catalog_, normalized_name_of(*name)); !open) return refuse(open.error());
+    if (auto open = check_takes_files(catalog_, distribution::project_of(*name)); !open) return refuse(open.error());
 
     auto validated = validate(*name, spool.path(), *digests, options);
     if (!validated) return refuse(validated.error());
@@ -402,6 +402,7 @@ result<ingest_result> ingester::register_remote(const pep427::wheel_filename& wh
     row.file.fetch_url = remote.fetch_url;
     row.project_display_name = std::string(validated.metadata.name());
     pending->metadata = validated.archive.metadata;
+    pending->in_same_commit = remote.in_same_commit;
     if (auto stored = put_files(*pending); !stored) {
         pending->drop_files();
         return about(filename, stored.error());

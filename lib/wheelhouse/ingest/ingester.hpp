@@ -1,6 +1,6 @@
 #pragma once
 // The one way a wheel or an sdist enters the index, whether it arrives by upload or from
-// `wheelhouse ingest`: parse the filename (distribution_filename: .whl or PEP 625 .tar.gz), hash
+// `wheelhouse ingest`: parse the filename (distribution::archive_name: .whl or PEP 625 .tar.gz), hash
 // the bytes (checking any digests the client sent), refuse a taken filename with other bytes,
 // validate the archive and its METADATA or PKG-INFO, decode a wheel's variant, put blob and
 // core metadata in the store and the row in the catalog. A failure at any
@@ -83,6 +83,7 @@ struct remote_file {
     std::string sha256;  // lower-case hex of the whole asset, established by the caller
     std::uint64_t size = 0;
     std::optional<std::string> uploaded_by;
+    std::function<result<void>(sqlite::connection&)> in_same_commit;  // as ingest_options'
 };
 
 // Error kinds of ingest: invalid (400: not a wheel, or it breaks a rule; the digests sent do

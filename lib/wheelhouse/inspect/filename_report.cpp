@@ -8,8 +8,8 @@
 
 #include <boost/json.hpp>
 
+#include "wheelhouse/distribution/file_name.hpp"
 #include "wheelhouse/error_text.hpp"
-#include "wheelhouse/ingest/distribution_filename.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/pep625/sdist_filename.hpp"
 #include "wheelhouse/text/quoted.hpp"
@@ -92,7 +92,7 @@ filename_report report(std::string_view argument) {
     if (filename.empty() && slash != std::string_view::npos) {
         out.json = describe_error(
             filename, invalid("the path " + text::quoted(argument) + " ends in '/': give a wheel file, not a directory"));
-    } else if (auto parsed = ingest::parse_distribution_filename(filename)) {
+    } else if (auto parsed = distribution::parse_archive_name(filename)) {
         out.valid = true;
         out.json = std::visit([](const auto& name) { return describe(name); }, *parsed);
     } else {

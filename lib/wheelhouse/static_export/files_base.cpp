@@ -2,7 +2,7 @@
 
 namespace wheelhouse::static_export {
 
-result<std::string> files_base_for(std::string_view base_url) {
+result<std::string> root_for(std::string_view base_url) {
     if (base_url.empty()) return invalid("the base URL is empty; give the URL the export will be served from, or /");
     for (const char c : base_url) {
         if (static_cast<unsigned char>(c) <= ' ' || c == '"' || c == '<' || c == '>' || c == '\\' || c == 0x7f)
@@ -23,7 +23,13 @@ result<std::string> files_base_for(std::string_view base_url) {
     }
     std::string base(base_url);
     while (base.ends_with('/')) base.pop_back();
-    return base + "/files/";
+    return base + "/";
+}
+
+result<std::string> files_base_for(std::string_view base_url) {
+    auto root = root_for(base_url);
+    if (!root) return root;
+    return *root + "files/";
 }
 
 }  // namespace wheelhouse::static_export

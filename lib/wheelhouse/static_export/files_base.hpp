@@ -11,8 +11,10 @@
 namespace wheelhouse::static_export {
 
 // "https://host/path", "http://host:8080" or an absolute path "/", "/wheels": without query,
-// fragment or credentials. Returns the prefix file links start with: the URL with exactly one
-// '/' added, then "files/". `invalid` says what is wrong.
+// fragment or credentials. Returns the URL with exactly one '/' at its end: the index's root as
+// clients see it, where its redirects point. `invalid` says what is wrong.
+result<std::string> root_for(std::string_view base_url);
+// The prefix file links start with: root_for's answer, then "files/".
 result<std::string> files_base_for(std::string_view base_url);
 
 }  // namespace wheelhouse::static_export
