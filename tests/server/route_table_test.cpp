@@ -1,9 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 
+#include "tar_builder.hpp"
 #include "test_server.hpp"
 #include "wheelhouse/app/route_access.hpp"
 #include "wheelhouse/app/route_table.hpp"
@@ -160,7 +164,117 @@ void walk_the_table(bool private_index) {
     }
 }
 
+// Percent-encodes every byte outside the unreserved set, so any name fits one path segment.
+std::string encoded(std::string_view name) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : name) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (std::isalnum(byte) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+            out += c;
+        } else {
+            out += '%';
+            out += hex[byte >> 4];
+            out += hex[byte & 15];
+        }
+    }
+    return out;
+}
+
+// Names of every kind of file, of the token's project ("kernels") and of another ("others"),
+// and names of no project at all.
+struct named_file {
+    std::string name;
+    bool own = false;
+};
+std::vector<named_file> names_of_every_kind() {
+    std::vector<named_file> names;
+    for (const std::string project : {"kernels", "others"}) {
+        const bool own = project == "kernels";
+        for (const std::string& name : {project + "-1.0-py3-none-any.whl", project + "-1.0.tar.gz",
+                                        project + "-1.0-py3-none-any.whl.metadata", project + "-1.0.tar.gz.metadata",
+                                        project + "-1.0-variants.json"}) {
+            names.push_back({name, own});
+        }
+    }
+    for (const std::string& nothing :
+         {std::string("x"), std::string("kernels"), std::string("kernels-1.0.zip"), std::string("Kernels-1.0.tar.gz"),
+          std::string("kernels-1.0-py3-none-any.whl.zip"), std::string(".metadata"), std::string("-variants.json"),
+          std::string("kernels-1.0-x-variants.json"), std::string("\xff\xfe.whl"), std::string(300, 'a') + ".whl",
+          std::string("kernels-1.0-py3-none-any.whl.metadata.metadata")}) {
+        names.push_back({nothing, false});
+    }
+    return names;
+}
+
+// The body that names `name` for a route whose project is in its body: an upload form, or a
+// registration's URL. Empty for routes whose body names no file.
+std::optional<std::pair<std::string, std::string>> body_naming(const app::route& route, http::verb method,
+                                                               const std::string& name, const std::string& wheel) {
+    if (route.body == app::body_kind::stream && method == http::verb::post) {
+        const std::string b(boundary);
+        std::string form = "--" + b + "\r\nContent-Disposition: form-data; name=\"content\"; filename=\"" + name +
+                           "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + wheel + "\r\n--" + b + "--\r\n";
+        return std::pair{"multipart/form-data; boundary=" + b, form};
+    }
+    if (route.pattern.starts_with("/api/v1/remote")) {
+        return std::pair{std::string("application/json"),
+                         R"({"url": "https://github.com/o/r/releases/download/v1/)" + encoded(name) + R"("})"};
+    }
+    return std::nullopt;
+}
+
+void walk_every_kind_of_file(bool private_index) {
+    server_settings settings;
+    settings.app.private_index = private_index;
+    test_server server(settings);
+    const auto wheel = make_wheel("kernels", "1.0");
+    const auto file = server.ingest(wheel, sample_file);
+    server.ingest(build_sdist("kernels-1.0", pkg_info("kernels", "1.0", "2.2")), "kernels-1.0.tar.gz");
+    const auto token = "Bearer " + make_token(server, "kernels-admin", auth::scope::admin, {"kernels"});
+
+    std::size_t walked = 0;
+    for (const auto& route : app::route_table()) {
+        const bool names_a_file = route.scope == app::project_scope::file;
+        const bool body_names_a_file = route.scope == app::project_scope::body && !route.pattern.starts_with("/api/v1/import");
+        if (!names_a_file && !body_names_a_file) continue;
+        if (route.needs == app::access::read && !private_index) continue;  // no token is asked for
+        for (const auto& [bit, method] : every_method) {
+            if ((route.methods & bit) == 0) continue;
+            for (const auto& [name, own] : names_of_every_kind()) {
+                std::map<std::string, std::string> samples = {{"filename", encoded(name)}, {"sha256", file.sha256}};
+                std::string type, body;
+                if (body_names_a_file) {
+                    auto named = body_naming(route, method, name, wheel);
+                    if (!named) continue;
+                    std::tie(type, body) = std::move(*named);
+                } else {
+                    std::tie(type, body) = body_for(route, method, wheel);
+                }
+                CAPTURE(private_index, route.pattern, http::to_string(method), name);
+                http::fields fields;
+                fields.set(http::field::authorization, token);
+                if (!type.empty()) fields.set(http::field::content_type, type);
+                const auto response = server.request(method, target_of(route.pattern, samples), fields, std::move(body));
+                const auto status = response.result_int();
+                CAPTURE(status, response.body());
+                CHECK(status < 500);
+                if (own) CHECK((status != 401 && status != 403));
+                else CHECK(status == 403);
+                ++walked;
+            }
+        }
+    }
+    CHECK(walked > 100);
+}
+
 }  // namespace
+
+TEST_CASE("route table: a token limited to one project reaches that project's files of every kind and no others",
+          "[server][routes]") {
+    SECTION("a public index") { walk_every_kind_of_file(false); }
+    SECTION("a private index") { walk_every_kind_of_file(true); }
+}
 
 TEST_CASE("route table: every route, every method, every kind of caller, as declared", "[server][routes]") {
     SECTION("a public index") { walk_the_table(false); }

@@ -12,8 +12,10 @@
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/distribution/file_name.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/storage/descriptor.hpp"
+#include "wheelhouse/text/quoted.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -22,7 +24,6 @@ namespace {
 using transport::make_text_response;
 
 constexpr std::string_view metadata_suffix = ".metadata";
-constexpr std::string_view release_variants_suffix = "-variants.json";
 
 // A download to count: the whole file, or the first part of it (not every resumed chunk).
 bool starts_at_first_byte(const http::request_header<>& request) {
@@ -85,10 +86,15 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
                                   "file URLs have the form /files/<sha256>/<filename>");
     }
     const auto& sha256 = segments[1];
-    std::string_view filename = segments[2];
-    if (filename.ends_with(release_variants_suffix)) return send_release_variants(context, request, sha256, filename);
-    const bool wants_metadata = filename.ends_with(".whl.metadata") || filename.ends_with(".tar.gz.metadata");
-    if (wants_metadata) filename.remove_suffix(metadata_suffix.size());
+    const auto named = distribution::parse_file_name(segments[2]);
+    if (!named) {
+        return make_text_response(request, http::status::not_found,
+                                  "no file " + text::quoted(segments[2]) + " in this index: " + named.error().message);
+    }
+    const std::string_view filename = named->row_filename();
+    if (named->kind == distribution::file_kind::release_variants)
+        return send_release_variants(context, request, sha256, filename);
+    const bool wants_metadata = named->is_metadata();
 
     const auto found = context.catalog.find_file(sha256, filename);
     if (!found) {

@@ -5,8 +5,8 @@
 
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/json_body.hpp"
+#include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/error_text.hpp"
-#include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/github_release.hpp"
 #include "wheelhouse/remote/registrar.hpp"
@@ -98,6 +98,12 @@ struct registration_tools {
     }
 };
 
+// A registration can take minutes (a whole asset hashed): the token checked at its headers is
+// checked again in the commit that lists the file, so a revocation meanwhile lists nothing.
+std::function<result<void>(sqlite::connection&)> token_still_good(const auth::token_grant& grant) {
+    return [token = grant.name](sqlite::connection& db) { return auth::token_store::confirm_and_mark_used(db, token); };
+}
+
 // What both routes read from the body besides their own fields.
 struct common_fields {
     json::object body;
@@ -137,11 +143,12 @@ route_answer register_asset(route_context& context, route_request& request) {
     one.mode = fields->mode;
     one.verify = fields->verify;
     one.actor = request.grant->name;
+    one.in_same_commit = token_still_good(*request.grant);
     // The token's project limits, from the filename, before anything is fetched.
-    if (auto filename = remote::url_filename(one.url)) {
-        if (auto wheel = pep427::parse_wheel_filename(*filename)) {
-            if (auto allowed = request.may_act_on(wheel->normalized_name); !allowed) return fail(request, allowed.error());
-        }
+    const auto filename = remote::url_filename(one.url);
+    if (auto allowed = request.may_act_on_file(filename ? std::string_view(*filename) : std::string_view());
+        !allowed) {
+        return fail(request, allowed.error());
     }
     registration_tools tools(context);
     auto report = tools.registrar.register_asset(one);
@@ -171,7 +178,11 @@ route_answer import_release(route_context& context, route_request& request) {
     release.mode = fields->mode;
     release.verify = fields->verify;
     release.actor = request.grant->name;
-    release.may_register = [&request](std::string_view project) { return request.may_act_on(project); };
+    release.in_same_commit = token_still_good(*request.grant);
+    release.may_register = [&request](std::string_view filename) -> result<void> {
+        if (auto allowed = request.may_act_on_file(filename); !allowed) return allowed.error();
+        return {};
+    };
 
     registration_tools tools(context);
     auto imported = remote::import_release(tools.github, tools.registrar, release);

@@ -49,10 +49,12 @@ enum class access {
 enum class project_scope {
     none,     // no project's data (a redirect, liveness, the page's files): any token will do
     project,  // the {project} capture, normalised as PEP 503 says
-    file,     // the project named by the {filename} capture (a wheel filename; ".metadata" dropped)
+    file,     // the project the {filename} capture names (distribution::parse_file_name: a wheel, an
+              // sdist, the .metadata of either, a release's variants.json)
     listing,  // a list of projects: shown filtered to the token's projects (route_request::visible)
     index,    // the whole index (tokens, the audit log, metrics): a limited token is refused
-    body,     // named in the body (an upload form, a registration): the handler asks may_act_on()
+    body,     // named in the body (an upload form, a registration): the handler asks
+              // may_act_on_file() of the file's name, or may_act_on() of a project
 };
 
 // Who calls the route, which decides how its refusals read.
@@ -123,6 +125,10 @@ struct route_request {
     std::string_view capture(std::string_view name) const noexcept;
     // For project_scope::body: whether the grant covers the project `named`; forbidden, saying why, if not.
     result<void> may_act_on(std::string_view named) const;
+    // The same for the project `filename` names (distribution::parse_file_name), which it
+    // returns ("" when the name names none and the grant, if any, covers every project: the
+    // handler refuses the name). A token limited to some projects is refused a name that names none.
+    result<std::string> may_act_on_file(std::string_view filename) const;
 
     // Where each capture begins among target.segments (set by the router).
     std::vector<std::pair<std::string_view, std::size_t>> captures;

@@ -1,8 +1,9 @@
 #include "wheelhouse/app/route_access.hpp"
 
 #include "wheelhouse/app/authorization.hpp"
-#include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep503/name.hpp"
+#include "wheelhouse/text/quoted.hpp"
 
 namespace wheelhouse::app {
 namespace {
@@ -70,19 +71,19 @@ std::vector<std::string> normalized_patterns(const auth::token_grant& grant) {
 
 }  // namespace
 
-std::string project_of_file(std::string_view filename) {
-    constexpr std::string_view metadata = ".metadata";
-    constexpr std::string_view release_variants = "-variants.json";  // PEP 825: "{name}-{version}-variants.json"
-    if (filename.ends_with(release_variants)) {
-        const auto name = filename.substr(0, filename.find('-'));
-        return pep503::is_valid_project_name(name) ? pep503::normalize(name) : std::string();
-    }
-    if (filename.ends_with(metadata)) filename.remove_suffix(metadata.size());
-    auto parsed = pep427::parse_wheel_filename(filename);
-    return parsed ? parsed->normalized_name : std::string();
+error names_no_project(const auth::token_grant& grant, std::string_view filename, const error& why) {
+    return make_error(error_kind::forbidden,
+                      "give a wheel's or an sdist's filename: " + text::quoted(filename, 60) +
+                          " names no project, and token '" + grant.name + "' is limited to some projects",
+                      describe(why));
 }
 
 result<void> grant_covers(const auth::token_grant& grant, access needed, std::string_view project) {
+    const bool limited = !grant.project_patterns.empty();
+    if (project.empty() && limited) {
+        return make_error(error_kind::forbidden, "token '" + grant.name +
+                                                     "' is limited to some projects, and this request names none");
+    }
     if (auth::permits(grant, scope_needed(needed), project)) return {};
     return make_error(error_kind::forbidden, "token '" + grant.name + "' may not " + std::string(verb_for(needed)) +
                                                  " project '" + std::string(project) + "'");
@@ -113,14 +114,11 @@ result<void> check_access(const auth::token_store& tokens, const http::request_h
                                                          " for every project");
         case project_scope::project: request.project = pep503::normalize(request.capture("project")); break;
         case project_scope::file: {
-            const auto filename = request.capture("filename");
-            request.project = project_of_file(filename);
-            if (request.project.empty() && limited) {
-                return make_error(error_kind::forbidden, "token '" + token.name + "' is limited to some projects, and '" +
-                                                             std::string(filename) +
-                                                             "' is not a wheel filename that names one");
-            }
-            break;
+            // A name of no project, from a token for every project, is the handler's to answer.
+            auto project = request.may_act_on_file(request.capture("filename"));
+            if (!project) return project.error();
+            request.project = std::move(*project);
+            return {};
         }
     }
     return grant_covers(token, declared.needs, request.project);

@@ -18,12 +18,13 @@ namespace wheelhouse::app {
 result<void> check_access(const auth::token_store& tokens, const http::request_header<>& header, bool private_index,
                           route_request& request);
 
-// The project a {filename} names: the wheel's PEP 503 name ("" when it is no wheel filename);
-// "<wheel>.metadata" names the wheel's project.
-std::string project_of_file(std::string_view filename);
-
 // Whether `grant` may do what a route that needs `needed` does on `project`; forbidden, with a
-// message naming the token and the project, when it may not.
+// message naming the token and the project, when it may not. An empty `project` (a request
+// whose project could not be told) is forbidden to a token limited to some projects.
 result<void> grant_covers(const auth::token_grant& grant, access needed, std::string_view project);
+
+// The refusal of `filename`, which names no project (`why`: the parser's reason), to a token
+// limited to some projects: access checks fail closed.
+error names_no_project(const auth::token_grant& grant, std::string_view filename, const error& why);
 
 }  // namespace wheelhouse::app

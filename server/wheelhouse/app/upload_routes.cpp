@@ -10,6 +10,8 @@
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
+#include "wheelhouse/pep503/name.hpp"
+#include "wheelhouse/text/quoted.hpp"
 #include "wheelhouse/transport/responses.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
@@ -48,6 +50,16 @@ std::optional<std::string> digest_field(const upload::form_collector& form, std:
     const auto value = form.first_value(name);
     if (!value || value->empty()) return std::nullopt;  // twine sends "" for digests it has not
     return std::string(*value);
+}
+
+// twine sends the project's name beside the file; one that names another project than the
+// file's is a client's mistake (or a token's attempt on a project it may not touch), not
+// something to guess between.
+result<void> check_form_name(const upload::form_collector& form, std::string_view project) {
+    const auto named = form.first_value("name");
+    if (!named || named->empty() || project.empty() || pep503::normalize(*named) == project) return {};
+    return invalid("the form's name field must name the file's project: upload each project's files on their own",
+                   "the form says " + text::quoted(*named) + ", the filename names '" + std::string(project) + "'");
 }
 
 metrics::ingest_outcome outcome_of(const result<ingest::ingest_result>& ingested) {
@@ -137,15 +149,18 @@ route_answer ingest_upload(route_context& context, route_request& request) {
         options.expected.sha256 = digest_field(form, "sha256_digest");
         options.expected.blake2_256 = digest_field(form, "blake2_256_digest");
         options.expected.md5 = digest_field(form, "md5_digest");
-        // A filename that names no project is the ingester's to refuse, with the reason.
-        if (const auto project = project_of_file(filename); !project.empty()) {
-            if (auto allowed = request.may_act_on(project); !allowed) return error_response(header, allowed.error());
-        }
+        // The project is the file's, named by its filename as the ingester reads it.
+        auto project = request.may_act_on_file(filename);
+        if (!project) return error_response(header, project.error());
+        if (auto agrees = check_form_name(form, *project); !agrees) return error_response(header, agrees.error());
         std::tie(spool, options.received) = sink.target().release();
     }
     incoming.sink.reset();
-    // The token's last use goes into the upload's own commit, not a synced commit of its own.
-    options.in_same_commit = [token = grant.name](sqlite::connection& db) { return auth::token_store::mark_used(db, token); };
+    // The token, checked at the headers, is checked again in the commit that would list the file
+    // (a revocation while the body arrived stores nothing); its last use goes into that commit.
+    options.in_same_commit = [token = grant.name](sqlite::connection& db) {
+        return auth::token_store::confirm_and_mark_used(db, token);
+    };
 
     // This worker validates and hands the row to the group commit; the answer is written from
     // the commit queue's thread once the batch's commit is synced, while the worker goes on.

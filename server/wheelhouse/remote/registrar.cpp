@@ -463,6 +463,7 @@ registration_report registrar::finish(registration_report report, const pep427::
     remote.sha256 = report.sha256;
     remote.size = report.size;
     remote.uploaded_by = request.actor;
+    remote.in_same_commit = request.in_same_commit;
     auto registered = ingester_.register_remote(wheel, validated, remote);
     if (!registered) return rejected(std::move(report), registered.error());
     report.outcome = registered->outcome == ingest::ingest_outcome::created ? registration_outcome::added

@@ -8,6 +8,7 @@
 // are safe so); it blocks: run it on the ingest workers or the command line.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,8 @@ struct registration_request {
     bool ask_github = true;  // look a release asset's digest up in GitHub's API when none is given
     bool verify = false;  // stream the whole asset and hold it to the digest even when one is known
     std::optional<std::string> actor;  // token name, or "cli"
+    // Writes of the caller's in the commit that lists the file (ingest::ingest_options's).
+    std::function<result<void>(sqlite::connection&)> in_same_commit;
     // Where the bytes are read from when `url` refuses them without credentials: a private
     // repository's asset through the API, with its token. Only the first host sees its
     // Authorization. Kept in the row (without the headers) for proxy and cache downloads only

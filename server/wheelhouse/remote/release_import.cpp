@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "wheelhouse/pep427/wheel_filename.hpp"
 
 namespace wheelhouse::remote {
 
@@ -22,15 +21,13 @@ result<import_report> import_release(github_api& github, registrar& registrar, c
             continue;
         }
         if (request.may_register) {
-            if (auto wheel = pep427::parse_wheel_filename(asset.name)) {
-                if (auto allowed = request.may_register(wheel->normalized_name); !allowed) {
-                    registration_report refused;
-                    refused.url = asset.download_url;
-                    refused.filename = asset.name;
-                    refused.failure = allowed.error();
-                    report.wheels.push_back(std::move(refused));
-                    continue;
-                }
+            if (auto allowed = request.may_register(asset.name); !allowed) {
+                registration_report refused;
+                refused.url = asset.download_url;
+                refused.filename = asset.name;
+                refused.failure = allowed.error();
+                report.wheels.push_back(std::move(refused));
+                continue;
             }
         }
         registration_request one;
@@ -48,6 +45,7 @@ result<import_report> import_release(github_api& github, registrar& registrar, c
         one.mode = request.mode;
         one.verify = request.verify;
         one.actor = request.actor;
+        one.in_same_commit = request.in_same_commit;
         auto registered = registrar.register_asset(one);
         report.wheels.push_back(std::move(registered));
     }

@@ -21,8 +21,11 @@ struct import_request {
     std::optional<catalog::download_mode> mode;
     bool verify = false;
     std::optional<std::string> actor;
-    // Whether the caller may add files to `project` (normalised); an error rejects that wheel.
-    std::function<result<void>(std::string_view project)> may_register;
+    // Whether the caller may add the asset `filename` (its project, as distribution::file_name
+    // reads it); an error rejects that asset.
+    std::function<result<void>(std::string_view filename)> may_register;
+    // Writes of the caller's in each commit that lists an asset (registration_request's).
+    std::function<result<void>(sqlite::connection&)> in_same_commit;
 };
 
 struct import_report {
