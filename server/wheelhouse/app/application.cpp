@@ -104,6 +104,19 @@ transport::body_plan application::plan_body(const http::request_header<>& header
     return plan;
 }
 
+// A target refused for its query ("?q=%FF") is answered in the words of the route its path
+// names (JSON for the admin API); one whose path is refused names no route.
+transport::outgoing_response application::refuse_target(const http::request_header<>& header,
+                                                        const error& fault) const {
+    const auto raw = header.target();
+    if (auto path = http_target::parse(raw.substr(0, raw.find('?')))) {
+        const auto found = router_.match(header.method(), *path);
+        if (const route* row = found.found != nullptr ? found.found : found.same_path)
+            return error_response(header, fault, row->answers);
+    }
+    return error_response(header, fault);
+}
+
 // The route and the caller's right to it, or the answer that refuses the request.
 std::optional<transport::outgoing_response> application::route_of(const http::request_header<>& header,
                                                                    route_request& request) const {
@@ -112,7 +125,7 @@ std::optional<transport::outgoing_response> application::route_of(const http::re
                                              "method " + std::string(header.method_string()) + " is not supported");
     }
     auto target = http_target::parse(header.target());
-    if (!target) return error_response(header, target.error());
+    if (!target) return refuse_target(header, target.error());
     request.target = std::move(*target);
     auto found = router_.match(header.method(), request.target);
     if (found.found == nullptr) {

@@ -61,6 +61,7 @@ private:
 
     std::optional<transport::outgoing_response> route_of(const http::request_header<>& header,
                                                          route_request& request) const;
+    transport::outgoing_response refuse_target(const http::request_header<>& header, const error& fault) const;
     transport::body_plan plan_for(const http::request_header<>& header, std::shared_ptr<dispatch_state> state);
     void run_on_lane(const std::shared_ptr<dispatch_state>& state);
     void run_handler(dispatch_state& state) noexcept;

@@ -40,7 +40,11 @@ transport::outgoing_response respond_with_page(const http::request_header<>& req
     return transport::make_prepared_response(request, http::status::ok, used, page.body);
 }
 
-transport::outgoing_response redirect_permanently(const http::request_header<>& request, std::string location) {
+transport::outgoing_response redirect_permanently(const http::request_header<>& request, std::string_view public_root,
+                                                  std::string_view path) {
+    std::string location(public_root);
+    if (location.ends_with('/') && path.starts_with('/')) location.pop_back();
+    location += path;
     const auto target = request.target();
     if (const auto question = target.find('?'); question != std::string_view::npos)
         location.append(target.substr(question));

@@ -17,7 +17,9 @@ transport::outgoing_response respond_with_page(const http::request_header<>& req
 // The Vary of a negotiated page.
 inline constexpr std::string_view negotiated_vary = "Accept, User-Agent";
 
-// 301 to `location`, keeping the query string of the request.
-transport::outgoing_response redirect_permanently(const http::request_header<>& request, std::string location);
+// 301 to `path` (absolute within the index: "/simple/x/") under `public_root` (app_settings'),
+// keeping the query string of the request.
+transport::outgoing_response redirect_permanently(const http::request_header<>& request, std::string_view public_root,
+                                                  std::string_view path);
 
 }  // namespace wheelhouse::app

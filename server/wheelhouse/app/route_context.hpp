@@ -36,6 +36,7 @@ class static_routes;
 
 struct app_settings {
     std::chrono::seconds page_max_age{60};  // Cache-Control on simple pages
+    std::string public_root = "/";          // the index's root as clients see it: where redirects point
     std::string files_base = "/files/";     // where page links point for downloads
     std::uint64_t max_upload_bytes = 4ull << 30;
     unsigned write_workers = 2;             // the write pool: uploads, registrations, curation

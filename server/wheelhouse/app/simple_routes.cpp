@@ -143,7 +143,7 @@ route_answer serve_simple(route_context& context, route_request& routed, const s
     const std::size_t first_segment = index.first_segment;
     const std::string_view prefix = index.prefix;
     const std::size_t rest = segments.size() - first_segment;
-    if (rest == 0) return redirect_permanently(request, std::string(prefix));
+    if (rest == 0) return redirect_permanently(request, context.settings.public_root, prefix);
 
     std::optional<pep691::media_choice> choice;
     if (const auto format = target.query_value("format")) {
@@ -195,7 +195,7 @@ route_answer serve_simple(route_context& context, route_request& routed, const s
     }
     const auto normalized = pep503::normalize(requested);
     if (rest == 1 || normalized != requested)
-        return redirect_permanently(request, std::string(prefix) + normalized + "/");
+        return redirect_permanently(request, context.settings.public_root, std::string(prefix) + normalized + "/");
 
     const std::string scope = index.selector ? index.selector->canonical() : std::string();
     const auto format = choice->format;
@@ -218,7 +218,7 @@ route_answer serve_variant_simple(route_context& context, route_request& routed)
     const std::string canonical = selector->canonical();
     std::string base = "/variants/" + canonical + "/simple/";
     if (segments.size() == 2 || (segments.size() == 3 && segments[2].empty()))
-        return redirect_permanently(request, std::move(base));
+        return redirect_permanently(request, context.settings.public_root, base);
     if (segments[2] != "simple")
         return make_text_response(request, http::status::not_found, "no such page; " + std::string(variant_index_form));
     if (segments[1] != canonical) {
@@ -227,7 +227,8 @@ route_answer serve_variant_simple(route_context& context, route_request& routed)
         std::string_view path = request.target();
         path = path.substr(0, path.find('?'));
         const auto after_selector = path.find('/', path.find('/', 1) + 1);  // the first two segments may be escaped
-        return redirect_permanently(request, "/variants/" + canonical + std::string(path.substr(after_selector)));
+        return redirect_permanently(request, context.settings.public_root,
+                                    "/variants/" + canonical + std::string(path.substr(after_selector)));
     }
     return serve_simple(context, routed, simple_index{std::move(base), 3, std::move(selector).value()});
 }

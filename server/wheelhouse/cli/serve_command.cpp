@@ -59,7 +59,10 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.write_workers = settings.ingest_workers;
     out.write_queue = settings.ingest_queue;
     out.private_index = settings.private_index;
-    if (!settings.public_url.empty()) out.files_base = *static_export::files_base_for(settings.public_url);  // checked
+    if (!settings.public_url.empty()) {  // checked when the settings were read
+        out.public_root = *static_export::root_for(settings.public_url);
+        out.files_base = *static_export::files_base_for(settings.public_url);
+    }
     out.remote_download_mode = settings.remote_download_mode;
     out.github_api_url = settings.github_api_url;
     out.github_token = settings.github_token;
