@@ -218,8 +218,9 @@ std::optional<std::pair<std::string, std::string>> body_naming(const app::route&
         return std::pair{"multipart/form-data; boundary=" + b, form};
     }
     if (route.pattern.starts_with("/api/v1/remote")) {
+        // A host off the allow-list: refused before any fetch, after the access check.
         return std::pair{std::string("application/json"),
-                         R"({"url": "https://github.com/o/r/releases/download/v1/)" + encoded(name) + R"("})"};
+                         R"({"url": "https://127.0.0.1:9/o/r/releases/download/v1/)" + encoded(name) + R"("})"};
     }
     return std::nullopt;
 }
