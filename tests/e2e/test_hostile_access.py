@@ -260,7 +260,7 @@ def test_a_token_revoked_while_its_upload_arrives_stores_nothing(tmp_path, wheel
         answer = b""
         while chunk := client.recv(65536):
             answer += chunk
-    assert answer.startswith(b"HTTP/1.1 403"), answer[:300]
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:300]
     assert b"revoked or expired while the request was on its way" in answer
     assert rows(data) == [] and blobs(data) == []
     # The token is refused from the start now, too.

@@ -258,6 +258,12 @@ result<void> token_store::mark_used(sqlite::connection& db, std::string_view nam
     return (*update)->run();
 }
 
+error revoked_on_the_way() {
+    return make_error(error_kind::unauthorized,
+                      "the token was revoked or expired while the request was on its way: nothing was done; "
+                      "ask an admin for a new token");
+}
+
 result<void> token_store::confirm_and_mark_used(sqlite::connection& db, std::string_view name) {
     auto update = db.cached(
         "UPDATE tokens SET last_used_ms = ?2 WHERE name = ?1 AND revoked_ms IS NULL AND "
@@ -267,9 +273,7 @@ result<void> token_store::confirm_and_mark_used(sqlite::connection& db, std::str
     auto updated = (*update)->step();
     if (!updated) return updated.error();
     if (*updated) return {};
-    return make_error(error_kind::forbidden, "token '" + std::string(name) +
-                                                 "' was revoked or expired while the request was on its way: "
-                                                 "nothing was stored; ask an admin for a new token");
+    return revoked_on_the_way();
 }
 
 }  // namespace wheelhouse::auth

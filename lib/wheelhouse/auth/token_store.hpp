@@ -47,6 +47,9 @@ struct created_token {
     std::string secret;  // shown to the person once; never stored
 };
 
+// The refusal of a request whose token was good at its headers and is no longer (401).
+error revoked_on_the_way();
+
 class token_store {
 public:
     static constexpr std::chrono::seconds refusal_lifetime{2};
@@ -77,8 +80,9 @@ public:
     // The same, inside a write transaction of the caller's.
     static result<void> mark_used(sqlite::connection& db, std::string_view name);
     // The same, once more checking in that transaction that the token is neither revoked nor
-    // expired, forbidden if it is: a change checked at its headers commits only if the token is
-    // still good when it does (a token revoked while an upload's body arrived stores nothing).
+    // expired, revoked_on_the_way() if it is: a change checked at its headers commits only if
+    // the token is still good when it does (a token revoked while an upload's body arrived
+    // stores nothing).
     static result<void> confirm_and_mark_used(sqlite::connection& db, std::string_view name);
 
     // Checks answered from memory and from the database, since the store was made.

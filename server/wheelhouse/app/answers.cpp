@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/error_text.hpp"
+#include "wheelhouse/text/utf8.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -43,8 +44,11 @@ transport::outgoing_response json_response(const http::request_header<>& request
 transport::outgoing_response error_response(const http::request_header<>& request, const error& failure,
                                             audience answers, http::fields extra) {
     // The message's first line is the reason phrase, the rest the detail (wheelhouse/error_text.hpp).
-    std::string_view message = reason_of(failure);
-    std::string_view detail = detail_of(failure);
+    // It may echo what the client sent (a name in the path): as UTF-8 always, so the JSON is JSON.
+    const std::string valid = text::replace_invalid_utf8(failure.message);
+    const error shown{failure.kind, valid};
+    std::string_view message = reason_of(shown);
+    std::string_view detail = detail_of(shown);
     if (failure.kind == error_kind::internal) {
         spdlog::error("{} {}: {}", request.method_string(), request.target(), describe(failure));
         message = "the index failed to answer this request; the administrator has the details in the log";

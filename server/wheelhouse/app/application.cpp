@@ -1,7 +1,10 @@
 #include "wheelhouse/app/application.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <optional>
+#include <ranges>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -104,17 +107,37 @@ transport::body_plan application::plan_body(const http::request_header<>& header
     return plan;
 }
 
-// A target refused for its query ("?q=%FF") is answered in the words of the route its path
-// names (JSON for the admin API); one whose path is refused names no route.
+namespace {
+
+// The raw path's segments, each one with an escape or a byte no path holds standing as a
+// placeholder: a path refused for one segment still names the route it was meant for.
+http_target::request_target rough_target(std::string_view raw) {
+    http_target::request_target rough;
+    std::string_view path = raw.substr(0, raw.find('?'));
+    if (path.starts_with('/')) path.remove_prefix(1);
+    for (const auto segment : std::views::split(path, '/')) {
+        const std::string_view text(segment.begin(), segment.end());
+        const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' || c == '~';
+        });
+        rough.segments.emplace_back(plain && text != "." && text != ".." ? text : "x");
+    }
+    return rough;
+}
+
+}  // namespace
+
+// A refused target is answered in the words of the route it was meant for (JSON for the admin
+// API), found from its path as written when the path cannot be decoded.
 transport::outgoing_response application::refuse_target(const http::request_header<>& header,
                                                         const error& fault) const {
     const auto raw = header.target();
-    if (auto path = http_target::parse(raw.substr(0, raw.find('?')))) {
-        const auto found = router_.match(header.method(), *path);
-        if (const route* row = found.found != nullptr ? found.found : found.same_path)
-            return error_response(header, fault, row->answers);
-    }
-    return error_response(header, fault);
+    auto path = http_target::parse(raw.substr(0, raw.find('?')));
+    const auto target = path ? std::move(*path) : rough_target(raw);
+    const auto found = router_.match(header.method(), target);
+    const route* row = found.found != nullptr ? found.found : found.same_path;
+    if (row == nullptr) row = router_.nearest(header.method(), target);
+    return row != nullptr ? error_response(header, fault, row->answers) : error_response(header, fault);
 }
 
 // The route and the caller's right to it, or the answer that refuses the request.
@@ -130,7 +153,9 @@ std::optional<transport::outgoing_response> application::route_of(const http::re
     auto found = router_.match(header.method(), request.target);
     if (found.found == nullptr) {
         if (found.allowed != 0) return method_not_allowed(header, found.allowed, found.same_path->answers);
-        return error_response(header, make_error(error_kind::not_found, std::string(router::where_to_look(request.target))));
+        const route* meant = router_.nearest(header.method(), request.target);
+        return error_response(header, make_error(error_kind::not_found, std::string(router::where_to_look(request.target))),
+                              meant != nullptr ? meant->answers : audience::package_tools);
     }
     request.matched = found.found;
     request.captures = std::move(found.captures);
@@ -207,6 +232,15 @@ void application::run_handler(dispatch_state& state) noexcept {
     auto& request = state.request;
     std::string thrown;
     try {
+        // The token was checked at the headers; a body and a queue may have taken long since. A
+        // revocation or expiry meanwhile stops the handler (the check answers from memory, and
+        // sees other processes' commits): a leaked token cannot hold a change open past its revoke.
+        if (request.grant && request.matched->runs_on != lane::io_thread) {
+            if (auto still = check_access(tokens_, request.header(), settings_.private_index, request); !still) {
+                const auto why = still.error().kind == error_kind::unauthorized ? auth::revoked_on_the_way() : still.error();
+                return request.respond(error_response(request.header(), why, request.matched->answers));
+            }
+        }
         if (auto answer = request.matched->handler(context_, request)) request.respond(std::move(*answer));
         return;
     } catch (const std::exception& failure) {

@@ -95,6 +95,25 @@ route_match router::match(http::verb method, const http_target::request_target& 
     return out;
 }
 
+const route* router::nearest(http::verb method, const http_target::request_target& target) const {
+    const auto& segments = segments_of(target);
+    const route* best = nullptr;
+    std::size_t best_score = 1;  // at least the first segment, shared
+    for (const auto& pattern : routes_) {
+        std::size_t shared = 0;
+        while (shared < pattern.segments.size() && shared < segments.size() &&
+               pattern.segments[shared].what == segment::kind::literal && pattern.segments[shared].text == segments[shared]) {
+            ++shared;
+        }
+        const std::size_t score = 2 * shared + ((pattern.declared->methods & bit_of(method)) != 0 ? 1 : 0);
+        if (score > best_score) {
+            best = pattern.declared;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
 std::string_view router::where_to_look(const http_target::request_target& target) noexcept {
     const std::string_view first = target.segments.empty() ? std::string_view{} : std::string_view(target.segments[0]);
     if (first == "simple") return "no such page; project pages are at /simple/<project>/";

@@ -29,6 +29,12 @@ public:
 
     route_match match(http::verb method, const http_target::request_target& target) const;
 
+    // The route whose pattern's leading literal segments share the most with the target's, one
+    // that takes `method` first among equals: the route a path no route has was meant for, in
+    // whose words (audience) its 404, or a refusal before routing, is answered. nullptr when no
+    // pattern shares the first segment.
+    const route* nearest(http::verb method, const http_target::request_target& target) const;
+
     // What a path that no route has gets: 404, and where that part of the server's pages are.
     static std::string_view where_to_look(const http_target::request_target& target) noexcept;
 

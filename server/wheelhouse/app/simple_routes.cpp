@@ -11,6 +11,7 @@
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/pep691/negotiation.hpp"
+#include "wheelhouse/render/html.hpp"
 #include "wheelhouse/render/simple_index.hpp"
 #include "wheelhouse/render/simple_pages.hpp"
 #include "wheelhouse/transport/responses.hpp"
@@ -223,12 +224,13 @@ route_answer serve_variant_simple(route_context& context, route_request& routed)
         return make_text_response(request, http::status::not_found, "no such page; " + std::string(variant_index_form));
     if (segments[1] != canonical) {
         // One spelling per index keeps one cache scope per index. The rest of the path goes
-        // along as written; a project name that needs it is normalised by the next hop.
-        std::string_view path = request.target();
-        path = path.substr(0, path.find('?'));
-        const auto after_selector = path.find('/', path.find('/', 1) + 1);  // the first two segments may be escaped
-        return redirect_permanently(request, context.settings.public_root,
-                                    "/variants/" + canonical + std::string(path.substr(after_selector)));
+        // along as the router read it; a project name that needs it is normalised by the next hop.
+        std::string path = "/variants/" + canonical;
+        for (std::size_t i = 2; i < segments.size(); ++i) {
+            path += '/';
+            render::append_percent_encoded_segment(path, segments[i]);
+        }
+        return redirect_permanently(request, context.settings.public_root, path);
     }
     return serve_simple(context, routed, simple_index{std::move(base), 3, std::move(selector).value()});
 }

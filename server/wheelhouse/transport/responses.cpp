@@ -3,6 +3,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "wheelhouse/text/utf8.hpp"
+
 namespace wheelhouse::transport {
 namespace {
 
@@ -139,8 +141,9 @@ outgoing_response make_prepared_response(const http::request_header<>& request, 
 outgoing_response make_text_response(const http::request_header<>& request, http::status status,
                                      std::string message, http::fields extra) {
     const std::string reason{http::obsolete_reason(status)};
+    // The message may echo what the client sent: the body is labelled UTF-8, so it is.
     auto body = std::make_shared<const std::string>(std::to_string(static_cast<unsigned>(status)) + " " + reason +
-                                                    ": " + message + "\n");
+                                                    ": " + text::replace_invalid_utf8(message) + "\n");
     return make_shared_response(request, status, "text/plain; charset=utf-8", std::move(body), std::move(extra));
 }
 
