@@ -17,8 +17,10 @@
 #include "wheelhouse/ingest/sdist_validation.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/text/ascii.hpp"
+#include "wheelhouse/text/quoted.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
 namespace wheelhouse::ingest {
@@ -176,6 +178,16 @@ result<validated_file> validate(const distribution::archive_name& name, const st
                           std::string(validated->metadata.name()), std::move(validated->archive.metadata)};
 }
 
+// A form naming another project than the file's is a client's mistake (or a token's attempt on a
+// project it may not touch), not something to guess between.
+result<void> check_form_project(const ingest_options& options, std::string_view project) {
+    if (!options.form_project || options.form_project->empty()) return {};
+    if (pep503::normalize(*options.form_project) == project) return {};
+    return invalid("the form's name field must name the file's project: upload each project's files on their own",
+                   "the form says " + text::quoted(*options.form_project) + ", the filename names '" +
+                       std::string(project) + "'");
+}
+
 // Runs `start` with a completion and waits for it to be told the outcome.
 result<ingest_result> wait_for(const std::function<void(ingest_completion)>& start) {
     std::promise<result<ingest_result>> answer;
@@ -234,12 +246,15 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
         if ((*existing)->sha256 != digests->sha256) {
             return done(conflict_error(filename, (*existing)->sha256, digests->sha256));
         }
+        if (auto agrees = check_form_project(options, distribution::project_of(*name)); !agrees) return done(agrees.error());
         return confirm_identical(std::move(**existing), options, std::move(done));
     }
     if (auto open = check_takes_files(catalog_, distribution::project_of(*name)); !open) return refuse(open.error());
 
     auto validated = validate(*name, spool.path(), *digests, options);
     if (!validated) return refuse(validated.error());
+    if (auto agrees = check_form_project(options, distribution::project_of(*name)); !agrees)
+        return refuse(agrees.error());
 
     auto pending = std::make_shared<pending_add>();
     pending->row.file = std::move(validated->file);

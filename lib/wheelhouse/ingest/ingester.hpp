@@ -55,6 +55,9 @@ struct ingest_options {
     archive_limits limits;
     std::uint64_t max_file_size = 16ULL << 30;
     std::optional<received_digests> received;  // ingest_spool only
+    // The project the upload form named beside the file (twine sends METADATA's Name). Checked
+    // after the archive, so a wheel whose METADATA names another project is told that first.
+    std::optional<std::string> form_project;
     // More writes of the caller's in the transaction that stores the file, run when the upload
     // succeeds (created or identical), so they share its commit: the upload token's last use.
     // Its failure fails the upload.

@@ -10,8 +10,6 @@
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
-#include "wheelhouse/pep503/name.hpp"
-#include "wheelhouse/text/quoted.hpp"
 #include "wheelhouse/transport/responses.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
@@ -50,16 +48,6 @@ std::optional<std::string> digest_field(const upload::form_collector& form, std:
     const auto value = form.first_value(name);
     if (!value || value->empty()) return std::nullopt;  // twine sends "" for digests it has not
     return std::string(*value);
-}
-
-// twine sends the project's name beside the file; one that names another project than the
-// file's is a client's mistake (or a token's attempt on a project it may not touch), not
-// something to guess between.
-result<void> check_form_name(const upload::form_collector& form, std::string_view project) {
-    const auto named = form.first_value("name");
-    if (!named || named->empty() || project.empty() || pep503::normalize(*named) == project) return {};
-    return invalid("the form's name field must name the file's project: upload each project's files on their own",
-                   "the form says " + text::quoted(*named) + ", the filename names '" + std::string(project) + "'");
 }
 
 metrics::ingest_outcome outcome_of(const result<ingest::ingest_result>& ingested) {
@@ -152,7 +140,7 @@ route_answer ingest_upload(route_context& context, route_request& request) {
         // The project is the file's, named by its filename as the ingester reads it.
         auto project = request.may_act_on_file(filename);
         if (!project) return error_response(header, project.error());
-        if (auto agrees = check_form_name(form, *project); !agrees) return error_response(header, agrees.error());
+        if (const auto named = form.first_value("name")) options.form_project = std::string(*named);
         std::tie(spool, options.received) = sink.target().release();
     }
     incoming.sink.reset();
