@@ -28,6 +28,7 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,7 @@
 
 namespace wheelhouse::ingest {
 
+// Thread safety: one archive's members, placed in order on one thread at a time.
 class extraction_tree {
 public:
     explicit extraction_tree(const tar_name_limits& limits);

@@ -247,7 +247,6 @@ error file_named_like_a_directory(std::string_view name, char type, std::string_
 result<tar_entry> make_entry(const header_block& header, std::uint64_t header_size, const pending_headers& before) {
     const char type = static_cast<char>(header[156]);
     tar_entry entry;
-    entry.offset = before.offset;
     switch (type) {
         case '0': case '\0': entry.type = tar_entry_type::file; break;
         case '5': entry.type = tar_entry_type::directory; break;

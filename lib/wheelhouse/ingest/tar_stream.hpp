@@ -23,6 +23,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "wheelhouse/result.hpp"
 
@@ -44,12 +45,12 @@ const char* describe(tar_entry_type type) noexcept;
 
 struct tar_entry {
     tar_entry_type type = tar_entry_type::file;
-    std::string name;         // as both read it; a directory's without its trailing '/'
-    std::string link;         // a link's target, as written
-    std::uint64_t size = 0;   // bytes of data that follow a file; 0 for the other types
-    std::uint64_t offset = 0; // of its first header (pax or GNU, else its own) in the tar
+    std::string name;        // as both read it; a directory's without its trailing '/'
+    std::string link;        // a link's target, as written
+    std::uint64_t size = 0;  // bytes of data that follow a file; 0 for the other types
 };
 
+// Thread safety: one archive, read start to end on one thread at a time.
 class tar_stream {
 public:
     // Fills `out` whole, or less only at the end of the stream (0 at the end).
@@ -65,9 +66,6 @@ public:
     // The data of the file next() returned, whole: the caller checks its size first.
     result<std::string> read_data();
 
-    // The bytes of tar read so far.
-    std::uint64_t position() const noexcept { return position_; }
-
     // The largest pax header read: room for a path, a link and the keys that move nothing.
     std::size_t extended_header_limit() const noexcept { return 2 * limits_.max_name_length + 4096; }
 
@@ -79,7 +77,7 @@ private:
 
     byte_source source_;
     const tar_name_limits& limits_;
-    std::uint64_t position_ = 0;
+    std::uint64_t position_ = 0;     // bytes of tar read, for messages
     std::uint64_t unread_ = 0;       // the last file's data, padded, not read yet
     std::uint64_t unread_size_ = 0;  // and without its padding
 };
