@@ -148,9 +148,16 @@ def sdist_tars() -> list[bytes]:
     deep = "demo-1.0/" + "d" * 120 + "/module.py"
     links = [("demo-1.0/alias.py", tarfile.SYMTYPE, b"setup.py"),
              ("demo-1.0/copy.py", tarfile.LNKTYPE, b"demo-1.0/setup.py")]
+    chain = [("demo-1.0/a/b/up", tarfile.SYMTYPE, b"../.."), ("demo-1.0/via", tarfile.SYMTYPE, b"a/b/up/setup.py"),
+             ("demo-1.0/esc", tarfile.SYMTYPE, b"a/b/up/../.."), ("demo-1.0/esc/pwned.txt", tarfile.REGTYPE, b"x")]
+    # The member lines the harness also places straight into an extraction tree.
+    lines = (b"d demo-1.0\nf demo-1.0/setup.py\ns demo-1.0/a/up\t..\ns demo-1.0/ln\ta/up/setup.py\n"
+             b"h demo-1.0/copy\tdemo-1.0/setup.py\ns demo-1.0/later\tmissing/x\ns demo-1.0/esc\ta/up/../..\n")
     return [tar(base, tarfile.USTAR_FORMAT), tar(base + [(deep, tarfile.REGTYPE, b"x = 1\n")], tarfile.PAX_FORMAT),
             tar(base + [(deep, tarfile.REGTYPE, b"x = 1\n")] + links, tarfile.GNU_FORMAT),
-            tar(base + [("demo-1.0/evil", tarfile.SYMTYPE, b"../../etc/passwd")], tarfile.USTAR_FORMAT)]
+            tar(base + [("demo-1.0/evil", tarfile.SYMTYPE, b"../../etc/passwd")], tarfile.USTAR_FORMAT),
+            tar(base + chain, tarfile.PAX_FORMAT), tar(base + [(deep, tarfile.SYMTYPE, b"../setup.py")], tarfile.GNU_FORMAT),
+            lines]
 
 
 def file_names(wheel_filenames: list[str]) -> list[str]:

@@ -6,19 +6,59 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace wheelhouse::testing {
 
+inline constexpr std::string_view ustar_magic{"ustar\0" "00", 8};
+inline constexpr std::string_view gnu_magic{"ustar  \0", 8};
+
 struct tar_member {
     std::string name;
     std::string data;
-    char type = '0';   // '5' directory, '2' symlink, '1' hard link, 'x' pax header, ...
-    std::string link;  // of a link
+    char type = '0';   // '5' directory, '2' symlink, '1' hard link, 'x' pax header, 'L' long name, ...
+    std::string link = {};  // of a link
+    // What real tars hold but a test may change: the magic, the ustar prefix field, and any
+    // bytes of the finished header (the checksum is computed after them, unless they set it).
+    std::string_view magic = ustar_magic;
+    std::string prefix = {};
+    std::function<void(std::string& header)> edit = {};
 };
+
+// One pax record, its length counting itself: "30 path=demo-1.0/src/x.py\n".
+inline std::string pax_record(std::string_view key, std::string_view value) {
+    const std::string body = " " + std::string(key) + "=" + std::string(value) + "\n";
+    std::size_t length = body.size() + 1;
+    while (std::to_string(length).size() + body.size() != length) ++length;
+    return std::to_string(length) + body;
+}
+
+inline tar_member pax_header(const std::vector<std::pair<std::string, std::string>>& records, char type = 'x') {
+    std::string data;
+    for (const auto& [key, value] : records) data += pax_record(key, value);
+    return {"././@PaxHeader", data, type, ""};
+}
+
+inline tar_member gnu_long_name(std::string_view name, char type = 'L') {
+    return {"././@LongLink", std::string(name) + std::string(1, '\0'), type, "", gnu_magic};
+}
+
+// The header's checksum field rewritten for its bytes as they are now: the unsigned sum, or
+// the signed one that some old tars wrote.
+inline void set_checksum(std::string& header, bool signed_sum = false) {
+    std::memset(header.data() + 148, ' ', 8);
+    long sum = 0;
+    for (char c : header) sum += signed_sum ? static_cast<signed char>(c) : static_cast<unsigned char>(c);
+    char text[32];
+    std::snprintf(text, sizeof text, "%06lo", static_cast<unsigned long>(sum) & 0777777);
+    std::memcpy(header.data() + 148, text, 7);
+}
 
 inline std::string tar_header(const tar_member& member, std::size_t size) {
     std::string header(512, '\0');
@@ -38,13 +78,14 @@ inline std::string tar_header(const tar_member& member, std::size_t size) {
     octal(136, 12, 1700000000);
     header[156] = member.type;
     put(157, member.link, 100);
-    put(257, std::string_view("ustar\0" "00", 8), 8);
-    std::memset(header.data() + 148, ' ', 8);
-    unsigned sum = 0;
-    for (unsigned char c : header) sum += c;
-    char text[8];
-    std::snprintf(text, sizeof text, "%06o", sum);
-    std::memcpy(header.data() + 148, text, 7);
+    put(257, member.magic, 8);
+    put(345, member.prefix, 155);
+    set_checksum(header);
+    if (member.edit) {
+        const std::string checksum = header.substr(148, 8);
+        member.edit(header);
+        if (header.substr(148, 8) == checksum) set_checksum(header);
+    }
     return header;
 }
 

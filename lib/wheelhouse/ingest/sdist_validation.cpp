@@ -48,8 +48,8 @@ bool has_static_metadata(const metadata::core_metadata& metadata) {
 }
 
 result<validated_sdist> validate_sdist(const std::filesystem::path& path, const pep625::sdist_filename& sdist,
-                                       const archive_limits& limits) {
-    auto archive = read_sdist_archive(path, limits);
+                                       const archive_limits& limits, const sdist_member_visitor& on_member) {
+    auto archive = read_sdist_archive(path, limits, {}, on_member);
     if (!archive) return archive.error();
     if (auto root = check_root(archive->root, sdist); !root) return root.error();
     auto parsed = metadata::parse_core_metadata(archive->pkg_info);

@@ -17,9 +17,9 @@ struct validated_sdist {
     metadata::core_metadata metadata;  // archive.pkg_info, parsed
 };
 
-// read_sdist_archive, then the checks above.
+// read_sdist_archive, then the checks above; `on_member` sees each member as it is checked.
 result<validated_sdist> validate_sdist(const std::filesystem::path& path, const pep625::sdist_filename& sdist,
-                                       const archive_limits& limits = {});
+                                       const archive_limits& limits = {}, const sdist_member_visitor& on_member = {});
 
 // PEP 643: PKG-INFO promises what every wheel built from the sdist says when it is Metadata-Version
 // 2.2 or later and names no field Dynamic. Only then is it served as the sdist's core metadata

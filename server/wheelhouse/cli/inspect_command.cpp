@@ -12,7 +12,10 @@
 #include <boost/json/serialize.hpp>
 
 #include "wheelhouse/cli/commands.hpp"
+#include "wheelhouse/error_text.hpp"
+#include "wheelhouse/ingest/sdist_validation.hpp"
 #include "wheelhouse/inspect/filename_report.hpp"
+#include "wheelhouse/pep625/sdist_filename.hpp"
 #include "wheelhouse/text/pretty_json.hpp"
 
 namespace wheelhouse::cli {
@@ -24,12 +27,45 @@ bool is_blank(std::string_view line) noexcept {
     return line.find_first_not_of(" \t\f\v") == std::string_view::npos;
 }
 
+boost::json::object member_json(const ingest::sdist_member& member) {
+    boost::json::object json;
+    json["type"] = ingest::describe(member.type);
+    json["path"] = member.path;  // UTF-8: the checks refuse any other name before it is listed
+    if (member.type == ingest::tar_entry_type::file) json["size"] = member.size;
+    if (!member.link.empty()) json["link"] = member.link;
+    if (!member.resolved.empty()) json["resolved"] = member.resolved;
+    return json;
+}
+
+// --members: the filename's report, then the file read as the index reads an uploaded sdist,
+// with "members" (those checked, up to a refusal) and "error" when it would be refused.
+inspect::filename_report members_report(std::string_view argument) {
+    auto report = inspect::report(argument);
+    if (!report.valid) return report;
+    auto sdist = pep625::parse_sdist_filename(std::string_view(report.json.at("filename").as_string()));
+    if (!sdist) {
+        report.valid = false;
+        report.json["error"] = "--members reads sdists (name-version.tar.gz); this is a wheel";
+        return report;
+    }
+    boost::json::array members;
+    const auto list = [&](const ingest::sdist_member& member) { members.push_back(member_json(member)); };
+    auto validated = ingest::validate_sdist(std::string(argument), *sdist, {}, list);
+    report.json["members"] = std::move(members);
+    if (!validated) {
+        report.valid = false;
+        report.json["error"] = describe(validated.error());
+    }
+    return report;
+}
+
 class report_writer {
 public:
-    report_writer(std::ostream& output, bool pretty) : output_(output), pretty_(pretty) {}
+    report_writer(std::ostream& output, bool pretty, bool members)
+        : output_(output), pretty_(pretty), members_(members) {}
 
     void write(std::string_view argument) {
-        const auto report = inspect::report(argument);
+        const auto report = members_ ? members_report(argument) : inspect::report(argument);
         if (!report.valid) ++refused_;
         output_ << (pretty_ ? text::pretty_json(report.json) : boost::json::serialize(report.json)) << '\n';
         // A person typing names at a terminal, or a script reading the pipe, sees each answer at once.
@@ -41,6 +77,7 @@ public:
 private:
     std::ostream& output_;
     bool pretty_;
+    bool members_;
     std::size_t refused_ = 0;
 };
 
@@ -53,17 +90,25 @@ name-version.tar.gz) prints "packagetype": "sdist" with the name and version fie
 empty variant; a legacy sdist name is refused with the name to use. The decoding is the one the
 index applies on upload, so CI can check a wheel lands in the variant it meant. A refused
 name prints {"filename": ..., "error": "..."}. A NAME with '/' is a path: its last part is
-checked and the whole is kept in "path". Files are never opened. Names that start with '-'
-follow a '--' written before the first NAME.
+checked and the whole is kept in "path". Names that start with '-' follow a '--' written
+before the first NAME.
+
+Without --members, files are never opened. With --members, each NAME is an sdist file, read
+the way the index reads an upload, and its object gains "members": each member the checks
+passed, in archive order, as {"type": "file" | "directory" | "symlink" | "hardlink", "path",
+"size" (a file's), "link" (a link's target as written), "resolved" (a link's target from the
+archive's root)}; an sdist the index would refuse also has "error", and "members" ends where
+the checks stopped. These are exactly the members that Python's tarfile and GNU tar unpack.
 
 Examples:
   wheelhouse inspect dist/*.whl dist/*.tar.gz
   ls dist | wheelhouse inspect -
   wheelhouse inspect --pretty flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl
   wheelhouse inspect dist/*.whl | jq -r '.variant.cuda'
+  wheelhouse inspect --members dist/*.tar.gz | jq -r '.members[] | .type + " " + .path'
 
-Exit status: 0 when every name is a valid wheel or sdist filename, 1 when any was refused,
-2 on a usage error.)";
+Exit status: 0 when every name is a valid wheel or sdist filename (with --members: every file
+an sdist the index would take), 1 when any was refused, 2 on a usage error.)";
 
 }  // namespace
 
@@ -73,7 +118,7 @@ int run_inspect(const inspect_command_options& options, std::istream& input, std
         errors << "wheelhouse inspect: '-' (standard input) may be given only once\n";
         return 2;
     }
-    report_writer writer(output, options.pretty);
+    report_writer writer(output, options.pretty, options.members);
     for (const auto& name : options.names) {
         if (name != standard_input) {
             writer.write(name);
@@ -96,6 +141,8 @@ void add_inspect_command(CLI::App& app) {
     CLI::App* command = app.add_subcommand(
         "inspect", "Check wheel filenames: version, tags and CUDA/torch variant as JSON, one a line");
     command->add_flag("--pretty", options->pretty, "indented JSON for reading, instead of one object a line");
+    command->add_flag("--members", options->members,
+                      "read each NAME as an sdist (.tar.gz), as an upload is read, and list its members");
     command->add_option("NAME", options->names,
                         "wheel filenames or paths; '-' reads names from standard input, one a line")
         ->required();

@@ -1,8 +1,9 @@
 #pragma once
-// `wheelhouse inspect [--pretty] NAME...`: what wheelhouse reads from wheel filenames (name,
-// version, build tag, tags, variant), one JSON object a line, without opening any file. '-'
-// reads names from standard input, one a line. Exits 1 when any name was refused, 2 on a usage
-// error, 0 otherwise.
+// `wheelhouse inspect [--pretty] [--members] NAME...`: what wheelhouse reads from wheel filenames
+// (name, version, build tag, tags, variant), one JSON object a line, without opening any file;
+// with --members, each NAME is an sdist read as an upload is, and its members are listed as the
+// checks saw them. '-' reads names from standard input, one a line. Exits 1 when any name (or
+// sdist) was refused, 2 on a usage error, 0 otherwise.
 
 #include <CLI/App.hpp>
 
@@ -14,6 +15,7 @@ namespace wheelhouse::cli {
 
 struct inspect_command_options {
     bool pretty = false;             // indented JSON for people, not one object a line
+    bool members = false;            // read each NAME as an sdist and list its members
     std::vector<std::string> names;  // filenames or paths; "-" for standard input
 };
 
