@@ -6,6 +6,7 @@
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/json_body.hpp"
 #include "wheelhouse/error_text.hpp"
+#include "wheelhouse/auth/build_labels.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/github_release.hpp"
@@ -138,10 +139,18 @@ route_answer register_asset(route_context& context, route_request& request) {
     one.verify = fields->verify;
     one.actor = request.grant->name;
     // The token's project limits, from the filename, before anything is fetched.
-    if (auto filename = remote::url_filename(one.url)) {
+    const auto filename = remote::url_filename(one.url);
+    if (filename) {
         if (auto wheel = pep427::parse_wheel_filename(*filename)) {
             if (auto allowed = request.may_act_on(wheel->normalized_name); !allowed) return fail(request, allowed.error());
         }
+    }
+    // And a trusted publisher's label pattern (auth/build_labels.hpp); a URL naming no file fails it.
+    if (!request.grant->build_limits.empty()) {
+        auto allowed = filename ? auth::permits_file(*request.grant, *filename)
+                                : result<void>(make_error(error_kind::forbidden, "a token limited to some builds registers "
+                                                                                "only URLs that end in the file's name"));
+        if (!allowed) return fail(request, allowed.error());
     }
     registration_tools tools(context);
     auto report = tools.registrar.register_asset(one);
@@ -172,6 +181,12 @@ route_answer import_release(route_context& context, route_request& request) {
     release.verify = fields->verify;
     release.actor = request.grant->name;
     release.may_register = [&request](std::string_view project) { return request.may_act_on(project); };
+    // A release holds builds of every label; a token limited to some registers them one by one.
+    if (!request.grant->build_limits.empty()) {
+        return fail(request, make_error(error_kind::forbidden, "token '" + request.grant->name +
+                                                                   "' may publish only some builds; register them one "
+                                                                   "at a time with POST /api/v1/remote"));
+    }
 
     registration_tools tools(context);
     auto imported = remote::import_release(tools.github, tools.registrar, release);
