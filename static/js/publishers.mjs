@@ -35,7 +35,7 @@ async function load(body, project) {
   }
   add(clear(body),
     el('p', {class: 'muted'}, 'CI requests its identity token for the audience ', el('code', null, answer.audience),
-      ' and trades it at /_/oidc/mint-token for an upload token that lives 15 minutes.'),
+      ` and trades it at /_/oidc/mint-token for an upload token that lives ${Math.round(answer.token_lifetime / 60)} minutes.`),
     publisherTable(project, answer.publishers), addForm(project));
 }
 

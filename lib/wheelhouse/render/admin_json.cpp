@@ -214,11 +214,14 @@ json::object publisher_json(const oidc::publisher& who) {
                         {"summary", oidc::describe(who)}};
 }
 
-std::string publisher_list_json(std::string_view project, std::string_view audience,
+std::string publisher_list_json(std::string_view project, std::string_view audience, std::chrono::seconds token_lifetime,
                                 std::span<const oidc::publisher> publishers) {
     json::array list;
     for (const auto& who : publishers) list.push_back(publisher_json(who));
-    return json::serialize(json::object{{"project", project}, {"audience", audience}, {"publishers", std::move(list)}});
+    return json::serialize(json::object{{"project", project},
+                                        {"audience", audience},
+                                        {"token_lifetime", token_lifetime.count()},
+                                        {"publishers", std::move(list)}});
 }
 
 std::string token_list_json(std::span<const auth::token_record> tokens, std::int64_t now_ms) {

@@ -67,7 +67,8 @@ route_answer list_publishers(route_context& context, route_request& request) {
     auto found = context.publishers->list(*project);
     if (!found) return fail(request, found.error());
     return json_response(request.header(), http::status::ok,
-                         render::publisher_list_json(*project, context.settings.publishing.audience, *found));
+                         render::publisher_list_json(*project, context.settings.publishing.audience,
+                                                     context.settings.publishing.token_lifetime, *found));
 }
 
 route_answer add_publisher(route_context& context, route_request& request) {

@@ -1,7 +1,7 @@
 #pragma once
 // A project's trusted publishers, for the admin page and scripts (admin scope, limited to the
 // project like every curation route):
-//   GET    /api/v1/projects/<project>/publishers        {"project", "audience", "publishers": [...]}
+//   GET    /api/v1/projects/<project>/publishers        {"project", "audience", "token_lifetime", "publishers": [...]}
 //   POST   /api/v1/projects/<project>/publishers        {"kind", "repository", "owner_id", "workflow",
 //                                                        "issuer"?, "environment"?, "label_pattern"?} -> 201
 //   DELETE /api/v1/projects/<project>/publishers/<id>   removes it and revokes the tokens it minted
