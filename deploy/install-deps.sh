@@ -19,6 +19,7 @@ test=(
   python3-poetry python3-pdm pipenv  # tests/e2e/test_clients.py: the README's client commands
   python3-build  # tests/e2e/test_sdists.py: python3 -m build makes the sdist and wheel twine uploads
   python3-jsonschema  # tests/e2e/test_pep825_variants.py: the PEP 825 appendix's JSON schema
+  python3-jwt python3-cryptography python3-requests  # tests/e2e/oidc_issuer.py: a local OIDC issuer
   nginx-light wrk chromium sqlite3 openssl ca-certificates procps prometheus strace util-linux
   clang-14 libclang-rt-14-dev  # the fuzz preset: clang 14 and its libFuzzer
 )

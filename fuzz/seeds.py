@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
 import pathlib
 import struct
 import sys
@@ -242,6 +243,39 @@ def variant_metadata() -> list[str]:
     ]
 
 
+# A public RSA modulus and P-256 point (keys made once for these seeds; their private halves
+# were never kept): JWK sets that parse, to start the key-set target from.
+SEED_RSA_N = ("vSt_-83poTxzwcd5unX8YeaDY_TSM9o4QgstmFLAJpJ1EgEB5GmgWPXk_DBkZ0qn77IpEZ3iKvcfP6Ciq-l3eFYo1XwYC_PLANM4wIyZ"
+              "LNEG2gnX_i7n-ibtWG3COQtoCwK-eUMZSdFN_E7YPQAcbtgbOU7Ps7siPW0lAGuOF2_vi1cChN_70DvuyYkOIwJJ8MBPuOL3fuFdIkuXQgTd"
+              "svuttYE-apBd6BIBeNAQnNkaqPyo94ZcHDTS_36grbDcZVszxmDyn-cLHKaPkJKpdEww1Dosx9mSCn3A43ta_W4KUHXw87DCWj4fH4Lj_jN4"
+              "L41zSJH9axTRXg4p4taBvw")
+SEED_EC_X, SEED_EC_Y = "CER5uPlESfyjWMuSHu6flKw9rFdLwOvhJpy2MB6NvZM", "MPZyZZIjT3qUeI3boh96LrsvQNkcJS8f7QtpFwmRlSg"
+
+
+def b64url(data: bytes | str) -> str:
+    raw = data.encode() if isinstance(data, str) else data
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def identity_tokens() -> list[str]:
+    claims = ('{"iss":"https://token.actions.githubusercontent.com","aud":"wheelhouse","exp":1900000000,'
+              '"iat":1899999700,"jti":"5f1b","repository":"Dao-AILab/flash-attention","repository_owner":"Dao-AILab",'
+              '"repository_owner_id":"123","job_workflow_ref":"Dao-AILab/flash-attention/.github/workflows/r.yml'
+              '@refs/heads/main","ref":"refs/heads/main","sha":"abc"}')
+    headers = ['{"alg":"RS256","kid":"k1","typ":"JWT"}', '{"alg":"ES256","kid":"e1"}', '{"alg":"none"}',
+               '{"alg":"HS256","kid":"k1"}', '{"alg":"RS256","kid":"k1","crit":["b64"]}', '{"alg":"ES384","kid":"x","alg":"RS256"}']
+    return [b64url(h) + "." + b64url(claims) + "." + b64url(bytes(range(64))) for h in headers] + ["a.b.c", "..", ""]
+
+
+def key_sets() -> list[str]:
+    rsa = {"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256", "n": SEED_RSA_N, "e": "AQAB"}
+    ec = {"kty": "EC", "kid": "e1", "crv": "P-256", "x": SEED_EC_X, "y": SEED_EC_Y}
+    return [json.dumps({"keys": [rsa, ec]}), json.dumps({"keys": [rsa, dict(rsa)]}), json.dumps({"keys": [{"kty": "oct", "k": "AA"}]}),
+            json.dumps({"issuer": "https://token.actions.githubusercontent.com",
+                        "jwks_uri": "https://token.actions.githubusercontent.com/.well-known/jwks"}),
+            json.dumps({"issuer": "https://token.actions.githubusercontent.com", "jwks_uri": "https://evil.example/keys"})]
+
+
 def corpora() -> dict[str, list[str | bytes]]:
     filenames = column("wheel_filenames.tsv", "filename") + column("invalid_wheel_filenames.tsv", "filename")
     filenames += column("variant_wheel_filenames.tsv", "filename")
@@ -268,6 +302,8 @@ def corpora() -> dict[str, list[str | bytes]]:
         "auth_credentials_fuzz": credentials(),
         "auth_duration_fuzz": durations(),
         "settings_fuzz": settings(),
+        "oidc_token_fuzz": identity_tokens(),
+        "oidc_key_set_fuzz": key_sets(),
     }
 
 

@@ -6,6 +6,7 @@ import {api, enc} from './api.mjs';
 import {add, clear, copyButton, el, formatBytes, timeElement} from './dom.mjs';
 import {installLines, layoutMatrix} from './matrix.mjs';
 import {act, refresh} from './notice.mjs';
+import {publishersBox} from './publishers.mjs';
 
 const STATUSES = ['active', 'archived', 'quarantined', 'deprecated'];
 
@@ -27,6 +28,7 @@ export async function showProject(target, name, stillCurrent) {
       el('dt', null, 'Last upload'), el('dd', null, timeElement(project.last_upload)),
       el('dt', null, 'Index'), el('dd', null, el('a', {href: `/simple/${enc(project.name)}/`}, `/simple/${project.name}/`))),
     statusForm(project),
+    publishersBox(project.name),
     install,
   );
 

@@ -41,7 +41,7 @@ class ServerProcess:
         self.process = subprocess.Popen(command, stdout=self._stdout, stderr=self._stderr, env=environment,
                                         preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + timeout
-        pattern = re.compile(rb"listening on (http://[^/\s]+/)")
+        pattern = re.compile(rb"listening on (https?://[^/\s]+/)")
         while time.monotonic() < deadline:
             match = pattern.search(self.stderr_path.read_bytes())
             if match:

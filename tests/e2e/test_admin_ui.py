@@ -341,3 +341,23 @@ def test_pep825_labels_and_properties_in_the_matrix_and_on_the_file_page(browser
     assert "undefined" not in seen["text"], seen["text"]
     for name in ("pep825-matrix", "pep825-project", "pep825-file"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 1000
+
+
+def test_trusted_publishers_on_the_project_page(browser_tools, catalog, tmp_path):
+    """The project page's trusted publishers: shown and changed with an admin token, refused with
+    the API's own message otherwise."""
+    server, tokens, _ = catalog
+    seen = run_scenario("publishers", {
+        "base_url": server.url,
+        "project": "flash-attn",
+        "admin_token": tokens["admin"],
+        "upload_token": tokens["upload"],
+    }, tmp_path)
+    assert seen["refusal"].startswith("token 'e2e-ci' has scope upload; trusted publisher lists and changes need admin")
+    assert seen["audience"] == "wheelhouse"
+    assert seen["explanation"].endswith("for an upload token that lives 15 minutes.")
+    assert seen["added_notice"] == "Dao-AILab/flash-attention may now publish flash-attn"
+    [row] = seen["rows"]
+    assert row[1:] == ["github", "Dao-AILab/flash-attention", "77001", ".github/workflows/build-cu130.yml", "any",
+                       "cu130*"]
+    assert seen["removed_notice"].startswith(f"publisher {row[0]} removed")

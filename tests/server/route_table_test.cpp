@@ -124,6 +124,7 @@ void walk_the_table(bool private_index) {
     const std::map<std::string, std::string> samples = {
         {"project", std::string(sample_project)}, {"filename", sample_file}, {"sha256", file.sha256},
         {"selector", "cu130"},                    {"name", "nobody"},        {"path", "js/app.mjs"},
+        {"id", "1"},
     };
 
     // Every method the routes of one path declare: a method none declares gets 405 with them.
@@ -282,14 +283,17 @@ TEST_CASE("route table: every route, every method, every kind of caller, as decl
     SECTION("a private index") { walk_the_table(true); }
 }
 
-TEST_CASE("route table: only the page's files and liveness are open on a private index", "[server][routes]") {
+TEST_CASE("route table: only the page's files, liveness and the OIDC exchange are open on a private index",
+          "[server][routes]") {
     std::set<std::string> open;
     for (const auto& route : app::route_table()) {
         if (route.needs == app::access::anyone) open.insert(std::string(route.pattern));
         // A route that needs a token says what it is refused for.
         if (route.needs != app::access::anyone) CHECK_FALSE(route.action.empty());
     }
-    CHECK(open == std::set<std::string>{"/", "/static/{path...}", "/healthz"});
+    // CI has no token before the exchange; the exchange is its own check (oidc/exchange.hpp).
+    CHECK(open == std::set<std::string>{"/", "/static/{path...}", "/healthz", "/_/oidc/audience", "/_/oidc/mint-token",
+                                        "/_/oidc/github/mint-token", "/.well-known/pytp"});
 }
 
 TEST_CASE("route table: paths match segment by segment, with captures and the trailing slash as declared",
@@ -325,6 +329,15 @@ TEST_CASE("route table: paths match segment by segment, with captures and the tr
         {"/api/v1/tokens", http::verb::post, "/api/v1/tokens[/]", "", ""},
         {"/api/v1/tokens/ci", http::verb::delete_, "/api/v1/tokens/{name}[/]", "name", "ci"},
         {"/api/v1/nothing", http::verb::get, "", "", ""},
+        {"/api/v1/projects/p/publishers", http::verb::post, "/api/v1/projects/{project}/publishers[/]", "project", "p"},
+        {"/api/v1/projects/p/publishers/7", http::verb::delete_, "/api/v1/projects/{project}/publishers/{id}[/]", "id",
+         "7"},
+        {"/api/v1/projects/p/publishers/7", http::verb::get, "405 DELETE", "", ""},
+        {"/_/oidc/audience", http::verb::get, "/_/oidc/audience", "", ""},
+        {"/_/oidc/mint-token", http::verb::post, "/_/oidc/mint-token", "", ""},
+        {"/_/oidc/mint-token", http::verb::get, "405 POST", "", ""},
+        {"/_/oidc/mint-token/", http::verb::post, "", "", ""},
+        {"/.well-known/pytp?discover=%2Flegacy%2F", http::verb::get, "/.well-known/pytp", "", ""},
         {"/variants/cu130/simple/nunchaku/", http::verb::get, "/variants/{selector}/simple/{project...}", "selector",
          "cu130"},
         {"/variants/cu130/other/", http::verb::get, "", "", ""},

@@ -98,3 +98,19 @@ TEST_CASE("text: base64 decoding accepts what clients send and nothing else", "[
         }
     }
 }
+
+TEST_CASE("text: base64url decodes what JWS writes, one text for each byte string", "[text]") {
+    const std::pair<const char*, const char*> vectors[] = {
+        {"", ""}, {"f", "Zg"}, {"fo", "Zm8"}, {"foo", "Zm9v"}, {"foobar", "Zm9vYmFy"}, {"\xfb\xff\xbf", "-_-_"},
+    };
+    for (const auto& [bytes, encoded] : vectors) {
+        CAPTURE(encoded);
+        CHECK(base64url_decode(encoded) == std::optional<std::string>(bytes));
+    }
+    // Padding, the standard alphabet, whitespace, a lone sixth of a byte and non-zero leftover
+    // bits all have another spelling, so none is accepted.
+    for (const char* refused : {"Zg==", "Zm8=", "+/+/", "Zm 9v", "Z", "Zh", "Zm9"}) {
+        CAPTURE(refused);
+        CHECK_FALSE(base64url_decode(refused));
+    }
+}

@@ -21,12 +21,22 @@ std::string_view to_string(scope value) noexcept;
 // "read", "upload" or "admin", as the CLI and the catalog spell them.
 result<scope> parse_scope(std::string_view text);
 
+// Which builds of a project a token may publish, by a glob over their labels (build_labels.hpp):
+// what a trusted publisher with a label pattern grants the tokens it mints.
+struct build_limit {
+    std::string project;        // PEP 503-normalised
+    std::string label_pattern;  // normalize_label_pattern's form: "cu130*"
+};
+
 struct token_grant {
     std::string name;    // the token's label, e.g. "ci-flash-attn"; safe to log
     scope granted = scope::read;
     // PEP 503-normalised names or globs ('*' any run, '?' one character), matched against
     // the normalised project name. Empty: every project.
     std::vector<std::string> project_patterns;
+    // Empty: any build of those projects. Else a file is published only when some limit of its
+    // project admits its labels (build_labels.hpp, permits_file).
+    std::vector<build_limit> build_limits{};
 };
 
 // Checks and normalises a project pattern as `--project` gives it: letters, digits, '-',

@@ -10,7 +10,8 @@ namespace wheelhouse::auth {
 namespace {
 
 constexpr std::string_view select_tokens =
-    "SELECT id, name, scope, projects, created_ms, expires_ms, revoked_ms, last_used_ms, secret_sha256 FROM tokens ";
+    "SELECT id, name, scope, projects, created_ms, expires_ms, revoked_ms, last_used_ms, secret_sha256, builds, "
+    "publisher_id FROM tokens ";
 
 std::string patterns_json(const std::vector<std::string>& patterns) {
     boost::json::array list;
@@ -31,6 +32,30 @@ std::vector<std::string> patterns_from_json(const std::string& text) {
     return patterns;
 }
 
+// [{"project": "flash-attn", "labels": "cu130*"}, ...]; NULL when the token may publish any build.
+std::optional<std::string> builds_json(const std::vector<build_limit>& limits) {
+    if (limits.empty()) return std::nullopt;
+    boost::json::array list;
+    for (const auto& limit : limits) list.push_back(boost::json::object{{"project", limit.project}, {"labels", limit.label_pattern}});
+    return boost::json::serialize(list);
+}
+
+std::vector<build_limit> builds_from_json(const std::optional<std::string>& text) {
+    if (!text) return {};
+    // Unreadable: a limit no file meets, so the token publishes nothing (fails closed).
+    const std::vector<build_limit> nothing{{"", ""}};
+    boost::system::error_code ec;
+    const auto parsed = boost::json::parse(*text, ec);
+    if (ec || !parsed.is_array() || parsed.as_array().empty()) return nothing;
+    std::vector<build_limit> limits;
+    for (const auto& item : parsed.as_array()) {
+        const auto* project = item.is_object() ? item.as_object().if_contains("project") : nullptr;
+        const auto* labels = item.is_object() ? item.as_object().if_contains("labels") : nullptr;
+        if (!project || !labels || !project->is_string() || !labels->is_string()) return nothing;
+        limits.push_back({std::string(project->as_string()), std::string(labels->as_string())});
+    }
+    return limits;
+}
 token_record read_token(const sqlite::statement& row) {
     token_record record;
     record.id = row.column_int64(0);
@@ -42,6 +67,8 @@ token_record read_token(const sqlite::statement& row) {
     record.expires_ms = row.column_optional_int64(5);
     record.revoked_ms = row.column_optional_int64(6);
     record.last_used_ms = row.column_optional_int64(7);
+    record.grant.build_limits = builds_from_json(row.column_optional_text(9));
+    record.publisher_id = row.column_optional_int64(10);
     return record;
 }
 
@@ -76,10 +103,21 @@ bool is_valid_token_name(std::string_view name) {
 
 result<created_token> token_store::create(std::string_view name, scope granted, const std::vector<std::string>& patterns,
                                           std::optional<std::chrono::seconds> lifetime, std::string_view actor) {
+    token_spec spec;
+    spec.name = std::string(name);
+    spec.granted = granted;
+    spec.project_patterns = patterns;
+    spec.lifetime = lifetime;
+    return create(spec, actor);
+}
+
+result<created_token> token_store::create(const token_spec& spec, std::string_view actor,
+                                          const transaction_work& in_same_transaction) {
+    const std::string_view name = spec.name;
     if (!is_valid_token_name(name))
         return invalid("token name '" + std::string(name) + "' must be 1-100 letters, digits, '-', '_' or '.'");
     std::vector<std::string> normalized;
-    for (const auto& pattern : patterns) {
+    for (const auto& pattern : spec.project_patterns) {
         auto checked = normalize_project_pattern(pattern);
         if (!checked) return checked.error();
         normalized.push_back(std::move(*checked));
@@ -90,6 +128,10 @@ result<created_token> token_store::create(std::string_view name, scope granted, 
     created_token created;
     created.secret = secret->token;
     auto written = catalog_.write_transaction([&](sqlite::connection& db) -> result<void> {
+        // First, so its refusal (a spent identity token) is the one told.
+        if (in_same_transaction) {
+            if (auto done = in_same_transaction(db); !done) return done.error();
+        }
         auto existing = find_by_name(db, name);
         if (!existing) return existing.error();
         if (*existing)
@@ -97,15 +139,18 @@ result<created_token> token_store::create(std::string_view name, scope granted, 
                                                         "' exists already; choose another name or revoke it first");
         const auto now = catalog::now_ms();
         std::optional<std::int64_t> expires;
-        if (lifetime) expires = now + std::chrono::duration_cast<std::chrono::milliseconds>(*lifetime).count();
+        if (spec.lifetime) expires = now + std::chrono::duration_cast<std::chrono::milliseconds>(*spec.lifetime).count();
         auto insert = db.cached(
-            "INSERT INTO tokens (name, secret_sha256, scope, projects, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+            "INSERT INTO tokens (name, secret_sha256, scope, projects, created_ms, expires_ms, builds, publisher_id) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
         if (!insert) return insert.error();
-        (*insert)->bind_text(1, name).bind_text(2, secret->hash).bind_text(3, to_string(granted))
-            .bind_text(4, patterns_json(normalized)).bind_int64(5, now).bind_optional_int64(6, expires);
+        (*insert)->bind_text(1, name).bind_text(2, secret->hash).bind_text(3, to_string(spec.granted))
+            .bind_text(4, patterns_json(normalized)).bind_int64(5, now).bind_optional_int64(6, expires)
+            .bind_optional_text(7, builds_json(spec.build_limits)).bind_optional_int64(8, spec.publisher_id);
         if (auto done = (*insert)->run(); !done) return done.error();
-        std::string detail = std::string(to_string(granted)) + " " + patterns_json(normalized);
-        if (auto audited = catalog::write_audit(db, actor, "create_token", name, detail); !audited) return audited.error();
+        const std::string detail =
+            spec.audit_detail.value_or(std::string(to_string(spec.granted)) + " " + patterns_json(normalized));
+        if (auto audited = catalog::write_audit(db, actor, spec.audit_action, name, detail); !audited) return audited.error();
         auto row = find_by_name(db, name);
         if (!row) return row.error();
         created.record = std::move(**row);

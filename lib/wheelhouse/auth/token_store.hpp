@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,11 +32,12 @@ namespace wheelhouse::auth {
 
 struct token_record {
     std::int64_t id = 0;
-    token_grant grant;  // name, scope, project patterns (empty: every project)
+    token_grant grant;  // name, scope, project patterns (empty: every project), build limits
     std::int64_t created_ms = 0;
     std::optional<std::int64_t> expires_ms;
     std::optional<std::int64_t> revoked_ms;
     std::optional<std::int64_t> last_used_ms;
+    std::optional<std::int64_t> publisher_id;  // the trusted publisher that minted it (oidc/)
 
     bool usable_at(std::int64_t now_ms) const noexcept {
         return !revoked_ms && (!expires_ms || now_ms < *expires_ms);
@@ -50,6 +52,19 @@ struct created_token {
 // The refusal of a request whose token was good at its headers and is no longer (401).
 error revoked_on_the_way();
 
+// A token to make: what create() and a trusted publisher's exchange (oidc/exchange.hpp) give.
+struct token_spec {
+    std::string name;
+    scope granted = scope::upload;
+    std::vector<std::string> project_patterns;  // as --project gives them (normalised by create)
+    std::vector<build_limit> build_limits;      // patterns as normalize_label_pattern gives them
+    std::optional<std::chrono::seconds> lifetime;
+    std::optional<std::int64_t> publisher_id;
+    // The audit entry: "create_token" with the scope and projects, unless the caller says more.
+    std::string audit_action = "create_token";
+    std::optional<std::string> audit_detail;
+};
+
 class token_store {
 public:
     static constexpr std::chrono::seconds refusal_lifetime{2};
@@ -61,6 +76,15 @@ public:
     // `patterns` as --project gives them (normalised here). conflict when the name is taken.
     result<created_token> create(std::string_view name, scope granted, const std::vector<std::string>& patterns,
                                  std::optional<std::chrono::seconds> lifetime, std::string_view actor);
+    // The same from a whole spec; `in_same_transaction`, when given, runs first in the
+    // transaction that inserts the token (a trusted publisher's exchange spends its identity
+    // token's id there), and an error from it leaves no token.
+    using transaction_work = std::function<result<void>(sqlite::connection&)>;
+    result<created_token> create(const token_spec& spec, std::string_view actor,
+                                 const transaction_work& in_same_transaction = {});
+    // Drops every check answered from memory: after a write to the tokens table made outside
+    // this store (a trusted publisher removed, its tokens revoked in that transaction).
+    void forget_checks() const;
     result<std::vector<token_record>> list() const;
     // not_found for an unknown name; revoking twice keeps the first time.
     result<token_record> revoke(std::string_view name, std::string_view actor);
@@ -99,7 +123,6 @@ private:
         std::int64_t refusal_until_ms = 0;       // for a refusal: when to ask again (0: never kept)
     };
     cached_check look_up(const std::string& hash) const;  // in the database
-    void forget_checks() const;
     // The answer cached for `hash` while still current, from either map; under cache_mutex_.
     const check_result* cached_answer(const std::string& hash) const;
 

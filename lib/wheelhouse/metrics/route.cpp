@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::array<std::string_view, route_count> names = {
     "simple_index", "simple_project", "variants", "files", "metadata", "upload",
-    "api",          "static",         "healthz",  "metrics", "other",
+    "api",          "trusted_publishing", "static", "healthz", "metrics", "other",
 };
 
 }  // namespace

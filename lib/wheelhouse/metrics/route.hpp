@@ -17,6 +17,7 @@ enum class route : std::size_t {
     metadata,        // /files/<sha256>/<filename>.metadata
     upload,          // POST /legacy/, PUT /api/v1/files/<filename>
     api,             // the rest of /api/
+    trusted_publishing,  // /_/oidc/… and /.well-known/pytp: CI trading identity tokens
     static_files,    // the web catalog: /, /static/...
     healthz,
     metrics,

@@ -65,6 +65,26 @@ void render_catalog(text_writer& out, const scrape_levels& levels) {
     out.sample("wheelhouse_token_checks_total", {{"answered", "catalog"}}, levels.token_checks_read);
 }
 
+// Publishers, the exchanges they answered, and the issuers' keys those needed.
+void render_trusted_publishing(text_writer& out, const scrape_levels& levels) {
+    if (levels.trusted_publishers) {
+        one_sample(out, "wheelhouse_trusted_publishers", "Trusted publishers (CI workflows) in the catalog.",
+                   metric_type::gauge, *levels.trusted_publishers);
+    }
+    out.family("wheelhouse_trusted_publisher_changes_total", "Trusted publishers this server added or removed.",
+               metric_type::counter);
+    out.sample("wheelhouse_trusted_publisher_changes_total", {{"change", "added"}}, levels.publishers_added);
+    out.sample("wheelhouse_trusted_publisher_changes_total", {{"change", "removed"}}, levels.publishers_removed);
+    out.family("wheelhouse_oidc_token_exchanges_total",
+               "CI identity tokens offered at /_/oidc/mint-token, by outcome (minted: an upload token was made).",
+               metric_type::counter);
+    for (const auto& [outcome, count] : levels.token_exchanges)
+        out.sample("wheelhouse_oidc_token_exchanges_total", {{"outcome", outcome}}, count);
+    out.family("wheelhouse_oidc_key_fetches_total", "Issuers' signing-key sets fetched, by result.", metric_type::counter);
+    out.sample("wheelhouse_oidc_key_fetches_total", {{"result", "fetched"}}, levels.issuer_key_fetches);
+    out.sample("wheelhouse_oidc_key_fetches_total", {{"result", "failed"}}, levels.issuer_key_fetch_failures);
+}
+
 }  // namespace
 
 std::string_view to_string(ingest_outcome outcome) noexcept { return outcome_names[static_cast<std::size_t>(outcome)]; }
@@ -110,6 +130,7 @@ std::string server_metrics::render(const scrape_levels& levels) const {
     render_requests(out);
     render_ingests(out, levels);
     render_catalog(out, levels);
+    render_trusted_publishing(out, levels);
     render_faults(out);
     one_sample(out, "process_start_time_seconds", "Start time of the process since the Unix epoch.", metric_type::gauge,
                static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(started_.time_since_epoch()).count()));

@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "wheelhouse/metrics/histogram.hpp"
 #include "wheelhouse/metrics/route.hpp"
@@ -44,6 +46,15 @@ struct scrape_levels {
     std::uint64_t page_renders_joined = 0;   // misses that waited for a render already under way
     std::uint64_t token_checks_cached = 0;   // credentials checked from memory
     std::uint64_t token_checks_read = 0;     // credentials checked by reading the catalog
+    // Trusted publishing: the publishers in the catalog (absent when it could not be read), the
+    // identity tokens exchanged by outcome name, the issuers' key sets fetched, and the
+    // publishers this server added and removed.
+    std::optional<std::uint64_t> trusted_publishers;
+    std::vector<std::pair<std::string_view, std::uint64_t>> token_exchanges;
+    std::uint64_t issuer_key_fetches = 0;
+    std::uint64_t issuer_key_fetch_failures = 0;
+    std::uint64_t publishers_added = 0;
+    std::uint64_t publishers_removed = 0;
 };
 
 // Thread safety: record_* and render() may be called from any thread at any time.

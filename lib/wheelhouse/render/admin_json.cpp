@@ -171,6 +171,18 @@ std::string file_detail_json(const file_detail& detail, const link_options& link
     return json::serialize(out);
 }
 
+namespace {
+
+// A token's build limits: [{"project", "labels"}], or null for any build.
+json::value builds_json(const std::vector<auth::build_limit>& limits) {
+    if (limits.empty()) return nullptr;
+    json::array list;
+    for (const auto& limit : limits) list.push_back(json::object{{"project", limit.project}, {"labels", limit.label_pattern}});
+    return list;
+}
+
+}  // namespace
+
 json::object token_json(const auth::token_record& token, std::int64_t now_ms) {
     json::array projects;
     if (token.grant.project_patterns.empty()) projects.emplace_back("*");
@@ -182,7 +194,34 @@ json::object token_json(const auth::token_record& token, std::int64_t now_ms) {
                         {"expires", time_or_null(token.expires_ms)},
                         {"revoked", time_or_null(token.revoked_ms)},
                         {"last_used", time_or_null(token.last_used_ms)},
-                        {"usable", token.usable_at(now_ms)}};
+                        {"usable", token.usable_at(now_ms)},
+                        {"builds", builds_json(token.grant.build_limits)},
+                        {"publisher", token.publisher_id ? json::value(*token.publisher_id) : json::value(nullptr)}};
+}
+
+json::object publisher_json(const oidc::publisher& who) {
+    return json::object{{"id", who.id},
+                        {"project", who.project},
+                        {"kind", oidc::to_string(who.kind)},
+                        {"issuer", who.issuer},
+                        {"repository", who.repository},
+                        {"owner_id", who.owner_id},
+                        {"workflow", who.workflow},
+                        {"environment", who.environment},
+                        {"label_pattern", who.label_pattern},
+                        {"created", time_or_null(who.created_ms)},
+                        {"created_by", text::replace_invalid_utf8(who.created_by)},
+                        {"summary", oidc::describe(who)}};
+}
+
+std::string publisher_list_json(std::string_view project, std::string_view audience, std::chrono::seconds token_lifetime,
+                                std::span<const oidc::publisher> publishers) {
+    json::array list;
+    for (const auto& who : publishers) list.push_back(publisher_json(who));
+    return json::serialize(json::object{{"project", project},
+                                        {"audience", audience},
+                                        {"token_lifetime", token_lifetime.count()},
+                                        {"publishers", std::move(list)}});
 }
 
 std::string token_list_json(std::span<const auth::token_record> tokens, std::int64_t now_ms) {

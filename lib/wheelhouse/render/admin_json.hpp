@@ -3,6 +3,7 @@
 // variant matrix, a file with its METADATA and downloads, tokens and the audit log. Pure: the
 // same rows always give the same bytes. Times are ISO 8601 UTC (PEP 700's form) or null.
 
+#include <chrono>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,6 +14,7 @@
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/catalog/project_search.hpp"
 #include "wheelhouse/catalog/records.hpp"
+#include "wheelhouse/oidc/publisher.hpp"
 #include "wheelhouse/render/simple_pages.hpp"
 
 namespace wheelhouse::render {
@@ -52,9 +54,16 @@ struct file_detail {
 std::string file_detail_json(const file_detail& detail, const link_options& links);
 
 // {"name", "scope", "projects": ["*"] or patterns, "created", "expires", "revoked", "last_used",
-//  "usable"} (usable: neither revoked nor expired at `now_ms`).
+//  "usable", "builds": null or [{"project", "labels"}], "publisher": null or the trusted
+//  publisher's id} (usable: neither revoked nor expired at `now_ms`).
 boost::json::object token_json(const auth::token_record& token, std::int64_t now_ms);
 std::string token_list_json(std::span<const auth::token_record> tokens, std::int64_t now_ms);
+
+// A trusted publisher as the admin page and scripts read it, and a project's list of them with
+// the audience its CI must request tokens for and how long a minted token lives.
+boost::json::object publisher_json(const oidc::publisher& who);
+std::string publisher_list_json(std::string_view project, std::string_view audience, std::chrono::seconds token_lifetime,
+                                std::span<const oidc::publisher> publishers);
 
 // {"page": 1, "per_page": 50, "total": 61, "pages": 2, "actions": ["add_file", "yank", ...],
 //  "entries": [{"id", "time", "actor", "action", "target", "detail"}]}

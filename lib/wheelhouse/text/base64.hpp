@@ -1,7 +1,7 @@
 #pragma once
 // RFC 4648 base64 in the two alphabets wheelhouse meets: the standard one inside HTTP Basic
-// credentials (read only), the URL-safe one in the API tokens it prints and the digests of a
-// wheel's RECORD.
+// credentials (read only), the URL-safe one in the API tokens it prints, the digests of a
+// wheel's RECORD and the JSON Web Tokens and keys of trusted publishing (read).
 
 #include <cstdint>
 #include <optional>
@@ -20,5 +20,10 @@ std::string base64url_encode(std::string_view bytes);
 // must be right. Whitespace, the URL-safe characters, misplaced '=' and non-zero leftover
 // bits (a non-canonical encoding) are rejected. nullopt when the text is not base64.
 std::optional<std::string> base64_decode(std::string_view text);
+
+// Decodes the URL-safe alphabet without padding, as JSON Web Tokens and keys write it (RFC 7515
+// section 2): '=', '+', '/', whitespace and non-zero leftover bits are rejected, so each byte
+// string has exactly one text. nullopt when the text is not such base64url.
+std::optional<std::string> base64url_decode(std::string_view text);
 
 }  // namespace wheelhouse::text

@@ -32,13 +32,23 @@ std::string reason_phrase(std::string_view message) {
     return reason.append(ellipsis);
 }
 
-transport::outgoing_response json_response(const http::request_header<>& request, http::status status,
-                                           std::string body, http::fields extra) {
+namespace {
+
+// A JSON document of `media_type`: never kept by a cache, never sniffed as another type.
+transport::outgoing_response json_document(const http::request_header<>& request, http::status status,
+                                           std::string_view media_type, std::string body, http::fields extra) {
     extra.set(http::field::cache_control, "no-store");
     extra.set("X-Content-Type-Options", "nosniff");
     body.push_back('\n');
-    return transport::make_shared_response(request, status, "application/json",
+    return transport::make_shared_response(request, status, media_type,
                                            std::make_shared<const std::string>(std::move(body)), std::move(extra));
+}
+
+}  // namespace
+
+transport::outgoing_response json_response(const http::request_header<>& request, http::status status,
+                                           std::string body, http::fields extra) {
+    return json_document(request, status, "application/json", std::move(body), std::move(extra));
 }
 
 transport::outgoing_response error_response(const http::request_header<>& request, const error& failure,
@@ -63,6 +73,11 @@ transport::outgoing_response error_response(const http::request_header<>& reques
     if (failure.kind == error_kind::unavailable && extra.find(http::field::retry_after) == extra.end()) {
         extra.set(http::field::retry_after, default_retry_after);
     }
+    if (answers == audience::trusted_publishing) {
+        std::string description(message);
+        if (!detail.empty()) description.append(" (").append(detail).append(")");
+        return publishing_refusal(request, status, publishing_code_of(failure.kind), description, std::move(extra));
+    }
     boost::json::object json{{"error", message}};
     if (!detail.empty()) json["detail"] = detail;
     if (api) return json_response(request, status, boost::json::serialize(json), std::move(extra));
@@ -71,6 +86,27 @@ transport::outgoing_response error_response(const http::request_header<>& reques
                        std::string(http::obsolete_reason(status)) + ": " + std::string(message);
     if (!detail.empty()) text.append("\n").append(detail);
     return text_or_json_response(request, status, std::move(text), json, std::move(extra), message);
+}
+
+std::string_view publishing_code_of(error_kind kind) noexcept {
+    switch (kind) {
+        case error_kind::unavailable: return "unavailable";
+        case error_kind::internal: return "internal-error";
+        case error_kind::not_found: return "not-found";
+        default: return "invalid-payload";
+    }
+}
+
+transport::outgoing_response publishing_refusal(const http::request_header<>& request, http::status status,
+                                                std::string_view code, std::string_view description,
+                                                http::fields extra) {
+    boost::json::object body{{"message", "Token request failed"},
+                             {"errors", boost::json::array{boost::json::object{{"code", code}, {"description", description}}}},
+                             // RFC 9457's members, which PEP 807 asks for, beside PyPI's.
+                             {"title", reason_phrase(description)},
+                             {"status", static_cast<unsigned>(status)},
+                             {"detail", description}};
+    return json_document(request, status, "application/problem+json", boost::json::serialize(body), std::move(extra));
 }
 
 transport::outgoing_response method_not_allowed(const http::request_header<>& request, method_set allowed,
@@ -126,6 +162,10 @@ busy_answer busy_answer_of(lane runs_on) {
         case lane::write_pool:
             return {"the index is busy with other changes (uploads, registrations, curation); retry shortly",
                     std::chrono::seconds(2)};
+        case lane::outbound:
+            return {"the index is busy with work waiting on other hosts (trusted publishers' signing keys); retry "
+                    "shortly",
+                    std::chrono::seconds(5)};
         case lane::read_pool:
         case lane::io_thread: break;
     }

@@ -41,6 +41,17 @@ inline constexpr std::string_view default_retry_after = "5";
 transport::outgoing_response error_response(const http::request_header<>& request, const error& failure,
                                             audience answers = audience::package_tools, http::fields extra = {});
 
+// A refusal of the trusted-publishing exchange in the shape its clients read: PyPI's
+// {"message": "Token request failed", "errors": [{"code", "description"}]} (the PyPA action prints
+// each error; uv prints the body), with RFC 9457's "title", "status" and "detail" beside them, as
+// PEP 807 asks, as application/problem+json. error_response answers the trusted_publishing
+// audience through it, with the code of publishing_code_of. Thread safety: any thread.
+transport::outgoing_response publishing_refusal(const http::request_header<>& request, http::status status,
+                                                std::string_view code, std::string_view description,
+                                                http::fields extra = {});
+// "invalid-payload", "unavailable", "internal-error", "not-found": an error's code there.
+std::string_view publishing_code_of(error_kind kind) noexcept;
+
 // 503 with Retry-After, for a request whose lane (`runs_on`) had no room in its queue: says which
 // work keeps the index busy. Thread safety: any thread.
 transport::outgoing_response busy_response(const http::request_header<>& request, lane runs_on, audience answers);

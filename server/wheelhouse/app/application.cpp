@@ -15,6 +15,7 @@
 #include "wheelhouse/app/route_table.hpp"
 #include "wheelhouse/app/upload_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/remote/issuer_key_fetcher.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -31,6 +32,13 @@ std::vector<route> all_routes(std::span<const route> extra) {
     std::vector<route> routes(route_table().begin(), route_table().end());
     routes.insert(routes.end(), extra.begin(), extra.end());
     return routes;
+}
+
+oidc::exchange_settings exchange_settings_of(const trusted_publishing_settings& publishing) {
+    oidc::exchange_settings out;
+    out.audience = publishing.audience;
+    out.token_lifetime = publishing.token_lifetime;
+    return out;
 }
 
 router checked_router(std::span<const route> routes) {
@@ -67,6 +75,11 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
                     [](std::string_view what) { spdlog::error("read worker: {}", what); }),
       write_workers_(std::max(1u, settings_.write_workers), settings_.write_queue,
                      [](std::string_view what) { spdlog::error("write worker: {}", what); }),
+      outbound_workers_(std::max(1u, settings_.outbound_workers), settings_.outbound_queue,
+                        [](std::string_view what) { spdlog::error("outbound worker: {}", what); }),
+      issuer_keys_(remote::make_issuer_key_fetcher(settings_.remote_client), settings_.publishing.keys),
+      publishers_(catalog, tokens_),
+      exchange_(tokens_, publishers_, issuer_keys_, exchange_settings_of(settings_.publishing)),
       context_{catalog, blobs, pages_, settings_, metrics_, &downloads_, &asset_client_},
       remote_files_(context_, {settings_.proxy_downloads}),
       routes_(all_routes(extra_routes)),
@@ -77,6 +90,9 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
     context_.static_files = &static_;
     context_.write_workers = &write_workers_;
     context_.read_workers = &read_workers_;
+    context_.publishers = &publishers_;
+    context_.exchange = &exchange_;
+    for (const auto& [issuer, keys] : settings_.publishing.pinned_keys) issuer_keys_.pin(issuer, keys);
     catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
 }
 
@@ -85,6 +101,7 @@ application::~application() { finish_ingests(); }
 void application::finish_ingests() {
     remote_files_.stop();
     read_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
+    outbound_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
     write_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
     ingester_.finish_commits();  // the drained uploads' rows, committed and answered
 }
@@ -270,7 +287,9 @@ transport::outgoing_response application::busy(const route_request& request, con
 }
 
 concurrency::worker_pool& application::pool_of(lane runs_on) noexcept {
-    return runs_on == lane::read_pool ? read_workers_ : write_workers_;
+    if (runs_on == lane::read_pool) return read_workers_;
+    if (runs_on == lane::outbound) return outbound_workers_;
+    return write_workers_;
 }
 
 void application::watch_external_changes(net::io_context& context) {

@@ -18,6 +18,9 @@
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
+#include "wheelhouse/oidc/exchange.hpp"
+#include "wheelhouse/oidc/key_cache.hpp"
+#include "wheelhouse/oidc/publisher_store.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/transport/net.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
@@ -48,6 +51,7 @@ public:
 
     page_cache& pages() noexcept { return pages_; }
     const auth::token_store& tokens() const noexcept { return tokens_; }
+    oidc::publisher_store& publishers() noexcept { return publishers_; }
     // What the transport records each request into (server_options::metrics).
     metrics::server_metrics& metrics() noexcept { return metrics_; }
 
@@ -82,6 +86,12 @@ private:
     // the other (sized by --ingest-workers and --ingest-queue).
     concurrency::worker_pool read_workers_;
     concurrency::worker_pool write_workers_;
+    // A third, for work that waits on other hosts (an issuer's signing keys), bounded on its own:
+    // a silent issuer fills this queue, never the one uploads use.
+    concurrency::worker_pool outbound_workers_;
+    oidc::key_cache issuer_keys_;
+    oidc::publisher_store publishers_;
+    oidc::token_exchange exchange_;
     route_context context_;
     remote_downloads remote_files_;  // redirects, proxies or caches them
     std::vector<route> routes_;  // the route table and the extra routes; router_ points into it

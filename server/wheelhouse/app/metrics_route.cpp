@@ -4,6 +4,8 @@
 
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/oidc/exchange.hpp"
+#include "wheelhouse/oidc/publisher_store.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -32,6 +34,20 @@ transport::outgoing_response serve_metrics(route_context& context, const http::r
         const auto checks = context.tokens->cache_stats();
         levels.token_checks_cached = checks.hits;
         levels.token_checks_read = checks.lookups;
+    }
+
+    if (context.publishers != nullptr && context.exchange != nullptr) {
+        if (auto publishers = context.publishers->count()) levels.trusted_publishers = static_cast<std::uint64_t>(*publishers);
+        const auto changes = context.publishers->stats();
+        levels.publishers_added = changes.added;
+        levels.publishers_removed = changes.removed;
+        for (std::size_t i = 0; i < oidc::exchange_outcome_count; ++i) {
+            const auto outcome = static_cast<oidc::exchange_outcome>(i);
+            levels.token_exchanges.emplace_back(oidc::to_string(outcome), context.exchange->count(outcome));
+        }
+        const auto fetches = context.exchange->key_fetches();
+        levels.issuer_key_fetches = fetches.fetched;
+        levels.issuer_key_fetch_failures = fetches.failed;
     }
 
     http::fields headers;

@@ -7,6 +7,7 @@
 #include "wheelhouse/app/json_body.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/error_text.hpp"
+#include "wheelhouse/auth/build_labels.hpp"
 #include "wheelhouse/remote/github_api.hpp"
 #include "wheelhouse/remote/github_release.hpp"
 #include "wheelhouse/remote/registrar.hpp"
@@ -150,6 +151,13 @@ route_answer register_asset(route_context& context, route_request& request) {
         !allowed) {
         return fail(request, allowed.error());
     }
+    // And a trusted publisher's label pattern (auth/build_labels.hpp); a URL naming no file fails it.
+    if (!request.grant->build_limits.empty()) {
+        auto allowed = filename ? auth::permits_file(*request.grant, *filename)
+                                : result<void>(make_error(error_kind::forbidden, "a token limited to some builds registers "
+                                                                                "only URLs that end in the file's name"));
+        if (!allowed) return fail(request, allowed.error());
+    }
     registration_tools tools(context);
     auto report = tools.registrar.register_asset(one);
     if (report.failure && report.failure->kind == error_kind::internal) {
@@ -183,6 +191,12 @@ route_answer import_release(route_context& context, route_request& request) {
         if (auto allowed = request.may_act_on_file(filename); !allowed) return allowed.error();
         return {};
     };
+    // A release holds builds of every label; a token limited to some registers them one by one.
+    if (!request.grant->build_limits.empty()) {
+        return fail(request, make_error(error_kind::forbidden, "token '" + request.grant->name +
+                                                                   "' may publish only some builds; register them one "
+                                                                   "at a time with POST /api/v1/remote"));
+    }
 
     registration_tools tools(context);
     auto imported = remote::import_release(tools.github, tools.registrar, release);

@@ -65,6 +65,9 @@ enum class audience {
     // The admin page and scripts: always JSON {"error": …}, and a 401 says Bearer, since a Basic
     // challenge makes a browser open its own password dialog over the page.
     json_api,
+    // CI jobs exchanging identity tokens (the PyPA action, uv, PEP 807 clients): PyPI's error
+    // shape, {"message", "errors": [{"code", "description"}]}, which their scripts read.
+    trusted_publishing,
 };
 
 // How the body that follows the headers is read.
@@ -84,6 +87,8 @@ enum class lane {
     write_pool,  // catalog writes: curation, tokens, registrations
     ingest,      // uploads: the write pool too, in arrival order with the other writes, but a
                  // full queue is refused in the ingest's own words and counted as a busy ingest
+    outbound,    // work that waits on other hosts (an issuer's signing keys): a pool and a bound
+                 // of its own, so a slow or silent host never holds a thread uploads need
 };
 
 struct route_request;

@@ -1,15 +1,18 @@
 #pragma once
 // What every route handler may use: the catalog, the blob store, the page cache, the settings,
-// the counters of /metrics, the tokens, the ingester and the admin page's files.
+// the counters of /metrics, the tokens, the ingester, the admin page's files and trusted
+// publishing.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "wheelhouse/app/page_cache.hpp"
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/metrics/server_metrics.hpp"
+#include "wheelhouse/oidc/key_cache.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 
 namespace wheelhouse::auth {
@@ -25,6 +28,10 @@ class worker_pool;
 namespace wheelhouse::ingest {
 class ingester;
 }
+namespace wheelhouse::oidc {
+class publisher_store;
+class token_exchange;
+}
 namespace wheelhouse::storage {
 class blob_store;
 }
@@ -33,6 +40,18 @@ namespace wheelhouse::app {
 
 class remote_downloads;
 class static_routes;
+
+// Trusted publishing: the audience CI requests tokens for, the minted tokens' life, keys pinned
+// per issuer (read from --oidc-jwks files at start), and how the issuers' keys are fetched.
+struct trusted_publishing_settings {
+    std::string audience = "wheelhouse";
+    std::chrono::seconds token_lifetime{900};
+    std::map<std::string, oidc::key_set> pinned_keys;  // issuer -> keys; never fetched
+    oidc::key_cache::options keys;
+    // The scheme of the endpoints PEP 807's discovery names when --public-url does not say:
+    // "https" once the server terminates TLS itself.
+    std::string scheme = "http";
+};
 
 struct app_settings {
     std::chrono::seconds page_max_age{60};  // Cache-Control on simple pages
@@ -51,6 +70,9 @@ struct app_settings {
     std::string github_token;                // for private repositories' release listings; may be empty
     remote::client_settings remote_client;   // the allow-list, CA bundle and deadlines of every fetch
     unsigned proxy_downloads = 16;           // proxied remote downloads at once; more get 503
+    unsigned outbound_workers = 4;           // the outbound lane: work that waits on other hosts
+    std::size_t outbound_queue = 32;         // such work waiting for a worker before 503
+    trusted_publishing_settings publishing;  // the OIDC exchange (oidc_routes.hpp)
 };
 
 struct route_context {
@@ -67,6 +89,8 @@ struct route_context {
     const static_routes* static_files = nullptr;    // the admin page's files; set by the application
     const concurrency::worker_pool* write_workers = nullptr;  // for /metrics' queue levels
     concurrency::worker_pool* read_workers = nullptr;  // renders the pages the cache misses; set by the application
+    oidc::publisher_store* publishers = nullptr;    // trusted publishers; set by the application
+    oidc::token_exchange* exchange = nullptr;       // the OIDC exchange; set by the application
 };
 
 }  // namespace wheelhouse::app

@@ -18,6 +18,7 @@ metrics::route label_of(const route& row, bool method_fits, const http_target::r
     }
     if (first == "legacy") return metrics::route::upload;
     if (first == "api") return metrics::route::api;
+    if (first == "_" || first == ".well-known") return metrics::route::trusted_publishing;
     if (first == "healthz") return metrics::route::healthz;
     if (first == "metrics") return metrics::route::metrics;
     if (first.empty() || first == "static") return metrics::route::static_files;

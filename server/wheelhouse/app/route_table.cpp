@@ -6,6 +6,8 @@
 #include "wheelhouse/app/api_routes.hpp"
 #include "wheelhouse/app/file_routes.hpp"
 #include "wheelhouse/app/metrics_route.hpp"
+#include "wheelhouse/app/oidc_routes.hpp"
+#include "wheelhouse/app/publisher_routes.hpp"
 #include "wheelhouse/app/remote_routes.hpp"
 #include "wheelhouse/app/simple_routes.hpp"
 #include "wheelhouse/app/static_routes.hpp"
@@ -24,6 +26,7 @@ constexpr std::string_view private_reads = "reads of this private index";
 constexpr std::string_view uploads = "uploads";
 constexpr std::string_view registrations = "registrations of remote files";
 constexpr std::string_view tokens = "token lists and changes";
+constexpr std::string_view publisher_changes = "trusted publisher lists and changes";
 
 using enum access;
 using enum body_kind;
@@ -31,6 +34,7 @@ using enum lane;
 using scope = project_scope;
 constexpr auto tools = audience::package_tools;
 constexpr auto api = audience::json_api;
+constexpr auto ci = audience::trusted_publishing;
 
 // The order matters where two routes fit one path and method: the first one answers (so
 // "/simple/" is the list, not a project page with an empty name). A page's {project...} takes the
@@ -73,6 +77,16 @@ constexpr std::array routes{
     route{get_head,   "/api/v1/audit[/]",                         admin,  scope::index,   "audit log reads",        api,     none,   read_pool,  admin::read_audit},
     route{POST,       "/api/v1/remote[/]",                        upload, scope::body,    registrations,            api,     json,   write_pool, registration::register_asset},
     route{POST,       "/api/v1/import/github[/]",                 upload, scope::body,    registrations,            api,     json,   write_pool, registration::import_release},
+    // Trusted publishing: a project's publishers; CI trades an identity token for an upload token
+    // without one (PyPI's paths, its old /github/ one, and PEP 807's discovery). The exchange may
+    // wait for an issuer's keys, so it runs on the outbound lane, never where uploads do.
+    route{get_head,   "/api/v1/projects/{project}/publishers[/]", admin,  scope::project, publisher_changes,        api,     none,   read_pool,  publishers::list_publishers},
+    route{POST,       "/api/v1/projects/{project}/publishers[/]", admin,  scope::project, publisher_changes,        api,     json,   write_pool, publishers::add_publisher},
+    route{DELETE,     "/api/v1/projects/{project}/publishers/{id}[/]", admin, scope::project, publisher_changes,     api,     none,   write_pool, publishers::remove_publisher},
+    route{get_head,   "/_/oidc/audience",                         anyone, scope::none,    "",                       ci,      none,   io_thread,  trusted_publishing::audience},
+    route{POST,       "/_/oidc/mint-token",                       anyone, scope::none,    "",                       ci,      json,   outbound,   trusted_publishing::mint_token},
+    route{POST,       "/_/oidc/github/mint-token",                anyone, scope::none,    "",                       ci,      json,   outbound,   trusted_publishing::mint_token},
+    route{get_head,   "/.well-known/pytp",                        anyone, scope::none,    "",                       ci,      none,   io_thread,  trusted_publishing::discovery},
 };
 // clang-format on
 

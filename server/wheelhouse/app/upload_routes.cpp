@@ -8,6 +8,7 @@
 #include "wheelhouse/app/route_access.hpp"
 #include "wheelhouse/app/upload_sinks.hpp"
 #include "wheelhouse/error_text.hpp"
+#include "wheelhouse/auth/build_labels.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/transport/responses.hpp"
@@ -144,6 +145,8 @@ route_answer ingest_upload(route_context& context, route_request& request) {
         std::tie(spool, options.received) = sink.target().release();
     }
     incoming.sink.reset();
+    // A token a trusted publisher minted may be limited to builds by label (auth/build_labels.hpp).
+    if (auto allowed = auth::permits_file(grant, filename); !allowed) return error_response(header, allowed.error());
     // The token, checked at the headers, is checked again in the commit that would list the file
     // (a revocation while the body arrived stores nothing); its last use goes into that commit.
     options.in_same_commit = [token = grant.name](sqlite::connection& db) {

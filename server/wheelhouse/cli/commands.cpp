@@ -5,6 +5,7 @@
 #include "wheelhouse/cli/fsck_command.hpp"
 #include "wheelhouse/cli/ingest_command.hpp"
 #include "wheelhouse/cli/inspect_command.hpp"
+#include "wheelhouse/cli/publisher_command.hpp"
 #include "wheelhouse/cli/register_command.hpp"
 #include "wheelhouse/cli/serve_command.hpp"
 #include "wheelhouse/cli/token_command.hpp"
@@ -21,6 +22,7 @@ void add_commands(CLI::App& app) {
     add_import_release_command(app);
     add_inspect_command(app);
     add_token_command(app);
+    add_publisher_command(app);
     add_backup_command(app);
     add_restore_command(app);
     add_fsck_command(app);

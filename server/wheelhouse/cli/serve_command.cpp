@@ -1,6 +1,7 @@
 #include "wheelhouse/cli/serve_command.hpp"
 
 #include <csignal>
+#include <fstream>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/config/settings.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
+#include "wheelhouse/oidc/jwk.hpp"
 #include "wheelhouse/static_export/files_base.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/server.hpp"
@@ -68,7 +70,29 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.github_token = settings.github_token;
     out.remote_client = config::client_settings_from(settings);
     out.proxy_downloads = settings.remote_proxy_downloads;
+    out.outbound_workers = settings.outbound_workers;
+    out.outbound_queue = settings.outbound_queue;
+    out.publishing.audience = config::oidc_audience_of(settings);
+    out.publishing.token_lifetime = settings.oidc_token_lifetime;
     return out;
+}
+
+// --oidc-jwks: each ISSUER=FILE read and its keys parsed now, so a bad file stops the start.
+result<std::map<std::string, oidc::key_set>> pinned_keys(const std::vector<std::string>& pins) {
+    std::map<std::string, oidc::key_set> keys;
+    for (const auto& pin : pins) {
+        const auto equals = pin.find('=');  // checked by the settings
+        const std::string issuer = pin.substr(0, equals);
+        const std::filesystem::path file = pin.substr(equals + 1);
+        std::ifstream in(file, std::ios::binary);
+        std::string text(oidc::max_key_set_bytes + 1, '\0');
+        in.read(text.data(), static_cast<std::streamsize>(text.size()));
+        text.resize(static_cast<std::size_t>(in.gcount()));
+        auto parsed = oidc::parse_key_set(text);
+        if (!parsed) return invalid("--oidc-jwks " + file.string() + ": " + parsed.error().message);
+        keys.insert_or_assign(issuer, std::move(*parsed));
+    }
+    return keys;
 }
 
 transport::server_options server_options_from(const config::settings& settings, metrics::server_metrics& metrics) {
@@ -109,7 +133,14 @@ int serve(const config::overrides& values) {
     const auto& settings = *resolved;
     auto data = open_data_folder(settings.data);
     if (!data) return 1;
-    app::application application(*data->catalog, data->blobs, app_settings_from(settings));
+    auto application_settings = app_settings_from(settings);
+    auto pinned = pinned_keys(settings.oidc_jwks);
+    if (!pinned) {
+        spdlog::error("{}", pinned.error().message);
+        return 2;
+    }
+    application_settings.publishing.pinned_keys = std::move(*pinned);
+    app::application application(*data->catalog, data->blobs, std::move(application_settings));
     transport::server server(server_options_from(settings, application.metrics()), application);
     if (auto opened = server.open(); !opened) {
         spdlog::error("{}", opened.error().message);

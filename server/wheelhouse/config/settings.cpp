@@ -56,6 +56,34 @@ result<void> public_url_if_set(std::string& url) {
     return {};
 }
 
+// PEP 807: a minted upload token lives from 15 minutes to 6 hours.
+result<void> minted_token_lifetime(std::chrono::seconds& lifetime) {
+    if (lifetime < std::chrono::seconds(900) || lifetime > std::chrono::seconds(6 * 3600))
+        return invalid("must be from 900 (15 minutes) to 21600 (6 hours) seconds, as PEP 807 requires");
+    return {};
+}
+
+result<void> audience_text(std::string& audience) {
+    const bool printable = std::all_of(audience.begin(), audience.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+    if (audience.size() > 200 || !printable) return invalid("must be at most 200 printable characters without spaces");
+    return {};
+}
+
+// Each "ISSUER=FILE": an https:// issuer and a readable file (its keys are read at start).
+result<void> pinned_key_files(std::vector<std::string>& pins) {
+    for (const auto& pin : pins) {
+        const auto equals = pin.find('=');
+        const auto issuer = pin.substr(0, equals == std::string::npos ? 0 : equals);
+        std::error_code ec;
+        if (equals == std::string::npos || !issuer.starts_with("https://") ||
+            !std::filesystem::is_regular_file(pin.substr(equals + 1), ec)) {
+            return invalid("'" + pin + "' is not ISSUER=FILE with an https:// issuer and a readable JWK set file, e.g. "
+                           "https://token.actions.githubusercontent.com=/etc/wheelhouse/github-jwks.json");
+        }
+    }
+    return {};
+}
+
 // --- the settings: one row each, in --help's order; the default is the field's in settings.hpp ---
 
 const std::vector<setting>& table() {
@@ -111,6 +139,19 @@ const std::vector<setting>& table() {
         declare(fetching, "remote-proxy-downloads", &settings::remote_proxy_downloads,
                 "Downloads streamed from release hosts at once (proxy and cache modes; one thread each); "
                 "more get 503 with Retry-After (default 16)", at_least_one),
+        declare(serving, "oidc-audience", &settings::oidc_audience,
+                "Audience CI identity tokens must name for trusted publishing (default: --public-url's host, else "
+                "wheelhouse); GET /_/oidc/audience tells clients", audience_text),
+        declare(serving, "oidc-token-lifetime", &settings::oidc_token_lifetime,
+                "Seconds an upload token minted for a trusted publisher lives (default 900; 900 to 21600)",
+                minted_token_lifetime),
+        declare(serving, "oidc-jwks", &settings::oidc_jwks,
+                "Comma-separated ISSUER=FILE: take that issuer's signing keys from a JWK set file instead of "
+                "fetching them (air-gapped sites)", pinned_key_files),
+        declare(serving, "outbound-workers", &settings::outbound_workers,
+                "Threads for work that waits on other hosts: trusted publishers' key fetches (default 4)", at_least_one),
+        declare(serving, "outbound-queue", &settings::outbound_queue,
+                "Such work that may wait for a thread before 503 (default 32)"),
     };
     return rows;
 }
@@ -190,6 +231,13 @@ result<settings> resolve(const overrides& values) {
     if (auto applied = apply_given(out, values); !applied) return applied.error();
     if (auto checked = check_all(out, values); !checked) return checked.error();
     return out;
+}
+
+std::string oidc_audience_of(const settings& values) {
+    if (!values.oidc_audience.empty()) return values.oidc_audience;
+    if (const auto url = boost::urls::parse_uri(values.public_url); url && !url->host_address().empty())
+        return std::string(url->host_address());
+    return "wheelhouse";
 }
 
 result<std::pair<std::string, unsigned short>> split_listen_address(const std::string& listen) {

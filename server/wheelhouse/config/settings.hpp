@@ -48,7 +48,18 @@ struct settings {
     std::chrono::seconds remote_connect_timeout{10};
     std::chrono::seconds remote_read_timeout{30};
     unsigned remote_proxy_downloads = 16;  // proxied downloads at once; more get 503
+
+    // Trusted publishing (OIDC) and the lane its key fetches run on.
+    std::string oidc_audience;  // empty: --public-url's host, else "wheelhouse"
+    std::chrono::seconds oidc_token_lifetime{900};
+    std::vector<std::string> oidc_jwks;  // "ISSUER=FILE": that issuer's keys from a file, never fetched
+    unsigned outbound_workers = 4;
+    unsigned outbound_queue = 32;
 };
+
+// The audience trusted publishers' tokens must name: --oidc-audience, else --public-url's host
+// (so two indexes that trust one repository do not accept each other's tokens), else "wheelhouse".
+std::string oidc_audience_of(const settings& values);
 
 // Which options a command takes: every command --config and --data; commands that fetch
 // release assets the remote ones too (--github-*, --ca-bundle, --remote-*); `serve` all.

@@ -384,6 +384,41 @@ scenarios.pep825 = async function pep825(browser) {
   return seen;
 };
 
+// A project's trusted publishers: an upload token is refused with the API's message; an admin
+// adds one with the form, sees it in the table, and removes it.
+scenarios.publishers = async (browser) => {
+  const {page, problems} = await openPage(browser);
+  const seen = {};
+  await page.goto(`${base}/#/project/${config.project}`);
+  await page.waitForSelector('#publishers-box');
+  await setToken(page, config.upload_token);
+  await page.click('#publishers-box summary');
+  await page.waitForSelector('#publishers .error-text');
+  seen.refusal = (await page.textContent('#publishers .error-text')).trim();
+
+  await setToken(page, config.admin_token);
+  await page.reload();
+  await page.waitForSelector('#publishers-box');
+  // The box stays open across redraws of the page; open it if this load did not.
+  if (!await page.$eval('#publishers-box', (box) => box.open)) await page.click('#publishers-box summary');
+  await page.waitForSelector('#publisher-add');
+  seen.audience = (await page.textContent('#publishers p.muted code')).trim();
+  seen.explanation = (await page.textContent('#publishers p.muted')).trim();
+  await page.fill('#new-publisher-repository', 'Dao-AILab/flash-attention');
+  await page.fill('#new-publisher-owner-id', '77001');
+  await page.fill('#new-publisher-workflow', 'build-cu130.yml');
+  await page.fill('#new-publisher-labels', 'cu130*');
+  seen.added_notice = await clickForNotice(page, '#publisher-add button[type="submit"]');
+  await page.waitForSelector('#publishers table.publishers');  // the page redraws with the box still open
+  seen.rows = await page.$$eval('#publishers tbody tr', (rows) => rows.map((row) =>
+    [...row.querySelectorAll('td')].slice(0, 7).map((cell) => cell.textContent.trim())));
+  await shot(page, 'publishers');
+  seen.removed_notice = await clickForNotice(page, '#publishers tbody tr button.danger-outline');
+  await page.waitForSelector('#publishers-empty');
+  seen.problems = problems;
+  return seen;
+};
+
 const browser = await chromium.launch({executablePath: config.chromium ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage']});
 try {
