@@ -15,7 +15,7 @@ build=(
   libcli11-dev libtomlplusplus-dev catch2 libbenchmark-dev
 )
 test=(
-  python3 python3-pip python3-packaging python3-pytest python3-wheel twine curl zip unzip
+  python3 python3-pip python3-packaging python3-pytest python3-pytest-xdist python3-wheel twine curl zip unzip
   python3-poetry python3-pdm pipenv  # tests/e2e/test_clients.py: the README's client commands
   python3-build  # tests/e2e/test_sdists.py: python3 -m build makes the sdist and wheel twine uploads
   python3-jsonschema  # tests/e2e/test_pep825_variants.py: the PEP 825 appendix's JSON schema

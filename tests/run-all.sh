@@ -12,7 +12,11 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
+# Each phase's wall time, so a slow CI run says where its minutes went.
+phase() { echo "== $(date -u +%T) +${SECONDS}s: $*"; }
+
 for preset in release asan; do
+  phase "build and test: $preset"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
   ctest --preset "$preset" -j "$jobs"
@@ -20,9 +24,10 @@ done
 
 # Every fuzz target briefly (clang 14, ASan+UBSan), so a regression in a parser shows; README
 # "Fuzzing" says how to run them for hours.
+phase "fuzz"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$jobs"
-bash fuzz/run.sh "${WHEELHOUSE_FUZZ_SECONDS:-20}"
+bash fuzz/run.sh "${WHEELHOUSE_FUZZ_SECONDS:-10}"
 
 export WHEELHOUSE_BIN="$PWD/build/release/server/wheelhouse"
 # The container tests build the image with podman, which needs local Debian base images here (no
@@ -33,4 +38,8 @@ if [[ ${WHEELHOUSE_CONTAINER_TESTS:-} != 0 && -f $container_setup ]]; then
   bash "$container_setup"
   export WHEELHOUSE_CONTAINER_TESTS=1
 fi
-/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e
+# The end-to-end tests mostly wait on pip, twine and the servers they start, so three workers
+# (pytest-xdist, a file's tests together for its fixtures) share the two cores.
+phase "end to end"
+/usr/bin/python3 -m pytest -q -p no:cacheprovider -n "${WHEELHOUSE_E2E_WORKERS:-3}" --dist loadfile tests/e2e
+phase "done"
