@@ -160,11 +160,11 @@ busy_answer busy_answer_of(lane runs_on) {
     switch (runs_on) {
         case lane::ingest: return {"the index is busy ingesting other uploads; retry shortly", std::chrono::seconds(5)};
         case lane::write_pool:
-            return {"the index is busy with other changes (uploads, registrations, curation); retry shortly",
+            return {"the index is busy with other changes (uploads, curation); retry shortly",
                     std::chrono::seconds(2)};
         case lane::outbound:
-            return {"the index is busy with work waiting on other hosts (trusted publishers' signing keys); retry "
-                    "shortly",
+            return {"the index is busy with work waiting on other hosts (registrations, trusted publishers' "
+                    "signing keys); retry shortly",
                     std::chrono::seconds(5)};
         case lane::read_pool:
         case lane::io_thread: break;

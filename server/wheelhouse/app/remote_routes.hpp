@@ -1,6 +1,6 @@
 #pragma once
 // Registering wheels that stay on GitHub, under /api/v1/ (the route table asks for an upload or
-// admin token and runs these on the write pool, never on an I/O thread):
+// admin token and runs these on the outbound lane, never on an I/O thread or where uploads run):
 //   POST remote         {"url", "sha256"?, "mode"?, "verify"?}     one asset: 201 added, 200 present
 //   POST import/github  {"repository": "OWNER/REPO", "tag", "mode"?, "verify"?}   a whole release
 // Refusals are JSON {"error": "..."} with the status of their kind; 503 when no HTTP client is

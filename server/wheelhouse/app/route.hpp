@@ -84,10 +84,10 @@ enum class lane {
     io_thread,   // inline on the connection's I/O thread: cached pages (a miss goes to the read
                  // pool), static files, liveness
     read_pool,   // queries, sorts, METADATA files from disk
-    write_pool,  // catalog writes: curation, tokens, registrations
+    write_pool,  // catalog writes: curation, tokens, publishers
     ingest,      // uploads: the write pool too, in arrival order with the other writes, but a
                  // full queue is refused in the ingest's own words and counted as a busy ingest
-    outbound,    // work that waits on other hosts (an issuer's signing keys): a pool and a bound
+    outbound,    // work that waits on other hosts (registrations, issuers' keys): a pool and a bound
                  // of its own, so a slow or silent host never holds a thread uploads need
 };
 

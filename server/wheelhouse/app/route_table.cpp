@@ -75,8 +75,10 @@ constexpr std::array routes{
     route{POST,       "/api/v1/tokens[/]",                        admin,  scope::index,   tokens,                   api,     json,   write_pool, admin::create_token},
     route{DELETE,     "/api/v1/tokens/{name}[/]",                 admin,  scope::index,   tokens,                   api,     none,   write_pool, admin::revoke_token},
     route{get_head,   "/api/v1/audit[/]",                         admin,  scope::index,   "audit log reads",        api,     none,   read_pool,  admin::read_audit},
-    route{POST,       "/api/v1/remote[/]",                        upload, scope::body,    registrations,            api,     json,   write_pool, registration::register_asset},
-    route{POST,       "/api/v1/import/github[/]",                 upload, scope::body,    registrations,            api,     json,   write_pool, registration::import_release},
+    // Registrations fetch from release hosts (whole assets with "verify"): the outbound lane, so a
+    // host that stalls holds none of the workers uploads and curation use.
+    route{POST,       "/api/v1/remote[/]",                        upload, scope::body,    registrations,            api,     json,   outbound,   registration::register_asset},
+    route{POST,       "/api/v1/import/github[/]",                 upload, scope::body,    registrations,            api,     json,   outbound,   registration::import_release},
     // Trusted publishing: a project's publishers; CI trades an identity token for an upload token
     // without one (PyPI's paths, its old /github/ one, and PEP 807's discovery). The exchange may
     // wait for an issuer's keys, so it runs on the outbound lane, never where uploads do.

@@ -108,9 +108,9 @@ const std::vector<setting>& table() {
                 "limit leaves room for, two descriptors each)"),
         declare(serving, "drain-timeout", &settings::drain_timeout, "Seconds to finish requests on SIGTERM (default 10)"),
         declare(serving, "ingest-workers", &settings::ingest_workers,
-                "Threads for catalog writes: uploads, registrations, curation (default: one per core)", zero_is_one_per_core),
+                "Threads for catalog writes: uploads and curation (default: one per core)", zero_is_one_per_core),
         declare(serving, "ingest-queue", &settings::ingest_queue,
-                "Writes (uploads, registrations, curation) that may wait for a worker before 503 (default 16)"),
+                "Writes (uploads, curation) that may wait for a worker before 503 (default 16)"),
         declare(serving, "private", &settings::private_index,
                 "Private index: reading pages and files needs a token too (pip: --index-url "
                 "http://__token__:TOKEN@HOST/simple/); WHEELHOUSE_PRIVATE=0 overrides the file's private = true"),
@@ -149,7 +149,7 @@ const std::vector<setting>& table() {
                 "Comma-separated ISSUER=FILE: take that issuer's signing keys from a JWK set file instead of "
                 "fetching them (air-gapped sites)", pinned_key_files),
         declare(serving, "outbound-workers", &settings::outbound_workers,
-                "Threads for work that waits on other hosts: trusted publishers' key fetches (default 4)", at_least_one),
+                "Threads for work that waits on other hosts: registrations of release assets and trusted publishers' key fetches (default 4)", at_least_one),
         declare(serving, "outbound-queue", &settings::outbound_queue,
                 "Such work that may wait for a thread before 503 (default 32)"),
     };
