@@ -141,6 +141,18 @@ def test_the_form_name_field_never_chooses_the_project(index):
     assert (rows(data), blobs(data)) == before
 
 
+def test_an_attestations_field_is_ignored_as_the_readme_says(index):
+    """twine 5.1's --attestations adds a PEP 740 `attestations` field; this index stores the file
+    as without it (README, trusted publishing), neither refusing nor keeping the field."""
+    running, data, tokens, _, tmp_path, _ = index
+    ours = sdist(tmp_path / "attested", OWN, "4.1")
+    status, body = curl("-u", f"__token__:{tokens['upload']}", "-F", f"name={OWN}",
+                        "-F", 'attestations=[{"version": 1, "envelope": {}}]', "-F", f"content=@{ours}",
+                        running.url + "legacy/")
+    assert status == 201, body
+    assert (ours.name, 0) in rows(data)
+
+
 # ---- item 1: every route that names a file, for every kind of file ----
 
 def file_targets(running, files) -> dict[str, list[tuple[str, str, str]]]:
