@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "wheelhouse/pep503/name.hpp"
+#include "wheelhouse/text/hex.hpp"
 
 namespace wheelhouse::auth {
 namespace {
@@ -119,9 +120,11 @@ result<std::string> normalize_project_pattern(std::string_view pattern) {
     const auto bad = std::find_if_not(pattern.begin(), pattern.end(), is_pattern_char);
     if (bad != pattern.end()) {
         const auto byte = static_cast<unsigned char>(*bad);
-        constexpr std::string_view hex = "0123456789abcdef";
-        const std::string shown = byte < 0x20 || byte >= 0x7f ? std::string{'\\', 'x', hex[byte >> 4], hex[byte & 15]}
-                                                              : std::string(1, *bad);
+        std::string shown(1, *bad);
+        if (byte < 0x20 || byte >= 0x7f) {
+            shown = "\\x";
+            text::append_hex(shown, byte);
+        }
         return invalid("project pattern '" + printable(pattern) + "' contains '" + shown +
                        "': use letters, digits, '-', '_', '.', and the wildcards '*' and '?'");
     }

@@ -1,12 +1,12 @@
 #include "wheelhouse/auth/token.hpp"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <algorithm>
 #include <array>
 
+#include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/text/base64.hpp"
 
 namespace wheelhouse::auth {
@@ -25,18 +25,8 @@ result<token_secret> generate_token() {
 }
 
 std::string hash_secret(std::string_view token) {
-    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-    unsigned int digest_size = 0;
-    // Fails closed: an empty hash never equals a stored one.
-    if (EVP_Digest(token.data(), token.size(), digest.data(), &digest_size, EVP_sha256(), nullptr) != 1) return {};
-    constexpr std::string_view hex = "0123456789abcdef";
-    std::string out;
-    out.reserve(digest_size * 2);
-    for (unsigned int i = 0; i < digest_size; ++i) {
-        out.push_back(hex[digest[i] >> 4]);
-        out.push_back(hex[digest[i] & 15]);
-    }
-    return out;
+    // Fails closed: an empty hash (OpenSSL broken) never equals a stored one.
+    return crypto::sha256_hex(token);
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) noexcept {

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "wheelhouse/text/hex.hpp"
+
 namespace wheelhouse::crypto {
 
 struct hasher::evp_state {
@@ -83,16 +85,7 @@ std::vector<std::uint8_t> hasher::finish() {
     return digest;
 }
 
-std::string hasher::to_hex(std::span<const std::uint8_t> bytes) {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string hex;
-    hex.reserve(bytes.size() * 2);
-    for (std::uint8_t byte : bytes) {
-        hex.push_back(digits[byte >> 4]);
-        hex.push_back(digits[byte & 0x0f]);
-    }
-    return hex;
-}
+std::string hasher::to_hex(std::span<const std::uint8_t> bytes) { return text::to_hex(bytes); }
 
 std::string sha256_hex(std::string_view data) {
     auto digest = hasher::create(hash_algorithm::sha256);

@@ -1,5 +1,7 @@
 #include "wheelhouse/render/html.hpp"
 
+#include "wheelhouse/text/hex.hpp"
+
 namespace wheelhouse::render {
 
 void append_html_escaped(std::string& out, std::string_view text) {
@@ -23,7 +25,6 @@ std::string html_escape(std::string_view text) {
 }
 
 void append_percent_encoded_segment(std::string& out, std::string_view segment) {
-    static constexpr char hex[] = "0123456789ABCDEF";
     for (char c : segment) {
         const auto byte = static_cast<unsigned char>(c);
         const bool unreserved = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
@@ -33,8 +34,7 @@ void append_percent_encoded_segment(std::string& out, std::string_view segment) 
             out.push_back(c);
         } else {
             out.push_back('%');
-            out.push_back(hex[byte >> 4]);
-            out.push_back(hex[byte & 0x0F]);
+            text::append_hex(out, byte, text::hex_case::upper);
         }
     }
 }

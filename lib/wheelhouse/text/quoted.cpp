@@ -1,15 +1,11 @@
 #include "wheelhouse/text/quoted.hpp"
 
+#include "wheelhouse/text/hex.hpp"
+
 namespace wheelhouse::text {
 namespace {
 
 bool is_printable_ascii(unsigned char byte) noexcept { return byte >= 0x20 && byte < 0x7f; }
-
-void append_hex(std::string& out, unsigned char byte) {
-    constexpr char hex[] = "0123456789ABCDEF";
-    out += hex[byte >> 4];
-    out += hex[byte & 0xf];
-}
 
 }  // namespace
 
@@ -21,7 +17,7 @@ std::string quoted(std::string_view text, std::size_t shown) {
             out += text[i];
         } else {
             out += "\\x";
-            append_hex(out, byte);
+            append_hex(out, byte, hex_case::upper);
         }
     }
     if (text.size() > shown) out += "...";
@@ -33,7 +29,7 @@ std::string describe_byte(char byte) {
     const auto value = static_cast<unsigned char>(byte);
     if (is_printable_ascii(value)) return std::string("'") + byte + "'";
     std::string out = "byte 0x";
-    append_hex(out, value);
+    append_hex(out, value, hex_case::upper);
     return out;
 }
 

@@ -1,5 +1,7 @@
 #include "wheelhouse/text/utf8.hpp"
 
+#include "wheelhouse/text/hex.hpp"
+
 namespace wheelhouse::text {
 namespace {
 
@@ -62,8 +64,9 @@ std::optional<ill_formed> first_ill_formed(std::string_view bytes) noexcept {
 }
 
 std::string hex_byte(unsigned char byte) {
-    constexpr char digits[] = "0123456789abcdef";
-    return std::string{'0', 'x', digits[byte >> 4], digits[byte & 0xF]};
+    std::string out = "0x";
+    append_hex(out, byte);
+    return out;
 }
 
 }  // namespace

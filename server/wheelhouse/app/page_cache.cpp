@@ -6,18 +6,16 @@
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/text/hex.hpp"
+
 namespace wheelhouse::app {
 
 std::string entity_tag_for(std::string_view body) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
     EVP_Digest(body.data(), body.size(), digest, &length, EVP_sha256(), nullptr);
-    static constexpr char hex[] = "0123456789abcdef";
     std::string tag = "\"";
-    for (unsigned i = 0; i < 16; ++i) {
-        tag.push_back(hex[digest[i] >> 4]);
-        tag.push_back(hex[digest[i] & 0x0F]);
-    }
+    for (unsigned i = 0; i < 16; ++i) text::append_hex(tag, digest[i]);  // half the digest names the page
     tag.push_back('"');
     return tag;
 }
