@@ -31,10 +31,6 @@ route_answer ok(const route_request& request, std::string body, http::status sta
     return json_response(request.header(), status, std::move(body));
 }
 
-route_answer fail(const route_request& request, const error& failure) {
-    return error_response(request.header(), failure, audience::json_api);
-}
-
 // The name of the token that asked, for the audit log (every route here needs one).
 const std::string& actor(const route_request& request) { return request.grant->name; }
 
@@ -135,12 +131,12 @@ result<catalog::project_query> project_query_of(const route_request& request) {
 route_answer change_yank(route_context& context, route_request& request, bool yank) {
     const std::string filename(request.capture("filename"));
     auto body = body_object(request.incoming.body, R"({"reason": "broken on sm120"})");
-    if (!body) return fail(request, body.error());
+    if (!body) return request.refuse(body.error());
     auto reason = optional_text(*body, "reason", max_reason_length);
-    if (!reason) return fail(request, reason.error());
+    if (!reason) return request.refuse(reason.error());
     auto changed = yank ? context.catalog.yank(filename, reason->value_or(""), actor(request))
                         : context.catalog.unyank(filename, actor(request), *reason);
-    if (!changed) return fail(request, explained(changed.error(), no_such_file(filename)));
+    if (!changed) return request.refuse(explained(changed.error(), no_such_file(filename)));
     return ok(request, json::serialize(file_state(*changed)));
 }
 
@@ -169,44 +165,44 @@ result<std::optional<std::chrono::seconds>> token_lifetime(const json::object& b
 
 route_answer list_projects(route_context& context, route_request& request) {
     auto query = project_query_of(request);
-    if (!query) return fail(request, query.error());
+    if (!query) return request.refuse(query.error());
     auto found = catalog::search_projects(context.catalog, *query);
-    if (!found) return fail(request, found.error());
+    if (!found) return request.refuse(found.error());
     return ok(request, render::project_list_json(*found, *query));
 }
 
 route_answer list_build_words(route_context& context, route_request& request) {
     auto words = catalog::words_of_builds(context.catalog, request.visible);
-    if (!words) return fail(request, words.error());
+    if (!words) return request.refuse(words.error());
     return ok(request, render::build_words_json(*words));
 }
 
 route_answer project_detail(route_context& context, route_request& request) {
     auto project = project_name(request.capture("project"));
-    if (!project) return fail(request, project.error());
+    if (!project) return request.refuse(project.error());
     auto found = context.catalog.files_of_project(*project);
-    if (!found) return fail(request, found.error());
-    if (!*found) return fail(request, no_such_project(*project));
+    if (!found) return request.refuse(found.error());
+    if (!*found) return request.refuse(no_such_project(*project));
     return ok(request, render::project_detail_json((*found)->project, (*found)->files, links_of(context)));
 }
 
 route_answer set_project_status(route_context& context, route_request& request) {
     auto project = project_name(request.capture("project"));
-    if (!project) return fail(request, project.error());
+    if (!project) return request.refuse(project.error());
     auto body = body_object(request.incoming.body, R"({"status": "archived", "reason": "superseded by flash-attn-3"})");
-    if (!body) return fail(request, body.error());
+    if (!body) return request.refuse(body.error());
     const auto* status_value = body->if_contains("status");
     if (status_value == nullptr || !status_value->is_string())
-        return fail(request, invalid("give the new status: {\"status\": \"active\" | \"archived\" | \"quarantined\" | \"deprecated\"}"));
+        return request.refuse(invalid("give the new status: {\"status\": \"active\" | \"archived\" | \"quarantined\" | \"deprecated\"}"));
     const auto status = catalog::parse_project_status(status_value->as_string());
     if (!status) {
-        return fail(request, invalid("status '" + std::string(status_value->as_string()) +
+        return request.refuse(invalid("status '" + std::string(status_value->as_string()) +
                                      "' is not one of active, archived, quarantined, deprecated (PEP 792)"));
     }
     auto reason = optional_text(*body, "reason", max_reason_length);
-    if (!reason) return fail(request, reason.error());
+    if (!reason) return request.refuse(reason.error());
     auto changed = context.catalog.set_project_status(*project, *status, *reason, actor(request));
-    if (!changed) return fail(request, explained(changed.error(), no_such_project(*project)));
+    if (!changed) return request.refuse(explained(changed.error(), no_such_project(*project)));
     json::object out{{"name", changed->name},
                      {"status", catalog::to_string(changed->status)},
                      {"status_reason", changed->status_reason ? json::value(*changed->status_reason) : nullptr}};
@@ -216,12 +212,12 @@ route_answer set_project_status(route_context& context, route_request& request) 
 route_answer file_detail(route_context& context, route_request& request) {
     const std::string filename(request.capture("filename"));
     auto found = context.catalog.find_file(filename);
-    if (!found) return fail(request, found.error());
-    if (!*found) return fail(request, no_such_file(filename));
+    if (!found) return request.refuse(found.error());
+    if (!*found) return request.refuse(no_such_file(filename));
     render::file_detail detail;
     detail.file = std::move(**found);
     auto project = context.catalog.find_project(detail.file.project);
-    if (!project) return fail(request, project.error());
+    if (!project) return request.refuse(project.error());
     if (*project) detail.project = std::move(**project);
     detail.metadata_text = read_metadata(context.blobs, detail.file.sha256);
     auto read = context.catalog.read_snapshot([&](sqlite::connection& db) -> result<void> {
@@ -236,7 +232,7 @@ route_answer file_detail(route_context& context, route_request& request) {
         detail.history = std::move(history->entries);
         return {};
     });
-    if (!read) return fail(request, read.error());
+    if (!read) return request.refuse(read.error());
     return ok(request, render::file_detail_json(detail, links_of(context)));
 }
 
@@ -249,7 +245,7 @@ route_answer unyank_file(route_context& context, route_request& request) {
 route_answer delete_file(route_context& context, route_request& request) {
     const std::string filename(request.capture("filename"));
     auto removed = context.ingester->delete_file(filename, actor(request));
-    if (!removed) return fail(request, explained(removed.error(), no_such_file(filename)));
+    if (!removed) return request.refuse(explained(removed.error(), no_such_file(filename)));
     json::object out{{"deleted", removed->filename},
                      {"project", removed->project},
                      {"sha256", removed->sha256},
@@ -259,33 +255,33 @@ route_answer delete_file(route_context& context, route_request& request) {
 
 route_answer list_tokens(route_context& context, route_request& request) {
     auto tokens = context.tokens->list();
-    if (!tokens) return fail(request, tokens.error());
+    if (!tokens) return request.refuse(tokens.error());
     return ok(request, render::token_list_json(*tokens, catalog::now_ms()));
 }
 
 route_answer create_token(route_context& context, route_request& request) {
     auto body = body_object(request.incoming.body, R"({"name": "ci-flash-attn", "scope": "upload", "projects": ["flash-attn"]})");
-    if (!body) return fail(request, body.error());
+    if (!body) return request.refuse(body.error());
     auto name = optional_text(*body, "name", 100);
-    if (!name) return fail(request, name.error());
-    if (!*name) return fail(request, invalid("give the token a name: {\"name\": \"ci-flash-attn\", \"scope\": \"upload\"}"));
+    if (!name) return request.refuse(name.error());
+    if (!*name) return request.refuse(invalid("give the token a name: {\"name\": \"ci-flash-attn\", \"scope\": \"upload\"}"));
     auto scope_text = optional_text(*body, "scope", 20);
-    if (!scope_text) return fail(request, scope_text.error());
+    if (!scope_text) return request.refuse(scope_text.error());
     auto granted = auth::parse_scope(scope_text->value_or("upload"));
-    if (!granted) return fail(request, granted.error());
+    if (!granted) return request.refuse(granted.error());
     auto patterns = token_projects(*body);
-    if (!patterns) return fail(request, patterns.error());
+    if (!patterns) return request.refuse(patterns.error());
     auto lifetime = token_lifetime(*body);
-    if (!lifetime) return fail(request, lifetime.error());
+    if (!lifetime) return request.refuse(lifetime.error());
     auto created = context.tokens->create(**name, *granted, *patterns, *lifetime, actor(request));
-    if (!created) return fail(request, created.error());
+    if (!created) return request.refuse(created.error());
     json::object out{{"token", render::token_json(created->record, catalog::now_ms())}, {"secret", created->secret}};
     return ok(request, json::serialize(out), http::status::created);
 }
 
 route_answer revoke_token(route_context& context, route_request& request) {
     auto revoked = context.tokens->revoke(request.capture("name"), actor(request));
-    if (!revoked) return fail(request, revoked.error());
+    if (!revoked) return request.refuse(revoked.error());
     return ok(request, json::serialize(render::token_json(*revoked, catalog::now_ms())));
 }
 
@@ -295,9 +291,9 @@ route_answer read_audit(route_context& context, route_request& request) {
     // limit= is per_page's first name, kept for scripts that use it.
     const bool old_name = target.query_value("limit").has_value() && !target.query_value("per_page");
     auto per_page = query_integer(target, old_name ? "limit" : "per_page", 100, 1, max_audit_entries);
-    if (!per_page) return fail(request, per_page.error());
+    if (!per_page) return request.refuse(per_page.error());
     auto page = query_integer(target, "page", 1, 1, 1'000'000'000);
-    if (!page) return fail(request, page.error());
+    if (!page) return request.refuse(page.error());
     query.per_page = *per_page;
     query.page = *page;
     if (const auto wanted = target.query_value("target"); wanted && !wanted->empty()) query.target = std::string(*wanted);
@@ -311,7 +307,7 @@ route_answer read_audit(route_context& context, route_request& request) {
         found = std::move(*entries);
         return {};
     });
-    if (!read) return fail(request, read.error());
+    if (!read) return request.refuse(read.error());
     return ok(request, render::audit_json(found, query));
 }
 

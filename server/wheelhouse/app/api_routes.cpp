@@ -15,13 +15,13 @@ route_answer project_variants(route_context& context, route_request& request) {
     const auto& header = request.header();
     const auto requested = request.capture("project");
     if (!pep503::is_valid_project_name(requested)) {
-        return error_response(header, make_error(error_kind::not_found, "'" + std::string(requested) +
+        return request.refuse(make_error(error_kind::not_found, "'" + std::string(requested) +
                                                                             "' is not a valid project name (PEP 508)"));
     }
     const auto name = pep503::normalize(requested);
     const auto found = context.catalog.files_of_project(name);
-    if (!found) return error_response(header, found.error());
-    if (!*found) return error_response(header, make_error(error_kind::not_found, "no project named '" + name + "' in this index"));
+    if (!found) return request.refuse(found.error());
+    if (!*found) return request.refuse(make_error(error_kind::not_found, "no project named '" + name + "' in this index"));
     render::link_options links;
     links.files_base = context.settings.files_base;
     auto body = render::variant_matrix_json((*found)->project, (*found)->files, links);

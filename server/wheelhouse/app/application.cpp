@@ -177,7 +177,7 @@ std::optional<transport::outgoing_response> application::route_of(const http::re
     request.matched = found.found;
     request.captures = std::move(found.captures);
     if (auto allowed = check_access(tokens_, header, settings_.private_index, request); !allowed)
-        return error_response(header, allowed.error(), request.matched->answers);
+        return request.refuse(allowed.error());
     return std::nullopt;
 }
 
@@ -255,10 +255,14 @@ void application::run_handler(dispatch_state& state) noexcept {
         if (request.grant && request.matched->runs_on != lane::io_thread) {
             if (auto still = check_access(tokens_, request.header(), settings_.private_index, request); !still) {
                 const auto why = still.error().kind == error_kind::unauthorized ? auth::revoked_on_the_way() : still.error();
-                return request.respond(error_response(request.header(), why, request.matched->answers));
+                request.incoming.sink.reset();  // an upload's spool is gone before its refusal is sent
+                return request.respond(request.refuse(why));
             }
         }
-        if (auto answer = request.matched->handler(context_, request)) request.respond(std::move(*answer));
+        if (auto answer = request.matched->handler(context_, request)) {
+            request.incoming.sink.reset();  // likewise for a handler's refusal
+            request.respond(std::move(*answer));
+        }
         return;
     } catch (const std::exception& failure) {
         thrown = failure.what();

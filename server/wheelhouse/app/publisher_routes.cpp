@@ -18,10 +18,6 @@ namespace json = boost::json;
 constexpr std::string_view example =
     R"({"kind": "github", "repository": "OWNER/REPO", "owner_id": "123456", "workflow": "release.yml"})";
 
-route_answer fail(const route_request& request, const error& failure) {
-    return error_response(request.header(), failure, audience::json_api);
-}
-
 result<std::string> project_of(const route_request& request) {
     const auto name = request.capture("project");
     if (!pep503::is_valid_project_name(name))
@@ -63,9 +59,9 @@ result<oidc::publisher> publisher_of(const json::object& body, std::string proje
 
 route_answer list_publishers(route_context& context, route_request& request) {
     auto project = project_of(request);
-    if (!project) return fail(request, project.error());
+    if (!project) return request.refuse(project.error());
     auto found = context.publishers->list(*project);
-    if (!found) return fail(request, found.error());
+    if (!found) return request.refuse(found.error());
     return json_response(request.header(), http::status::ok,
                          render::publisher_list_json(*project, context.settings.publishing.audience,
                                                      context.settings.publishing.token_lifetime, *found));
@@ -73,27 +69,27 @@ route_answer list_publishers(route_context& context, route_request& request) {
 
 route_answer add_publisher(route_context& context, route_request& request) {
     auto project = project_of(request);
-    if (!project) return fail(request, project.error());
+    if (!project) return request.refuse(project.error());
     auto body = body_object(request.incoming.body, example);
-    if (!body) return fail(request, body.error());
+    if (!body) return request.refuse(body.error());
     auto draft = publisher_of(*body, *project);
-    if (!draft) return fail(request, draft.error());
+    if (!draft) return request.refuse(draft.error());
     auto added = context.publishers->add(*draft, request.grant->name);
-    if (!added) return fail(request, added.error());
+    if (!added) return request.refuse(added.error());
     return json_response(request.header(), http::status::created, json::serialize(render::publisher_json(*added)));
 }
 
 route_answer remove_publisher(route_context& context, route_request& request) {
     auto project = project_of(request);
-    if (!project) return fail(request, project.error());
+    if (!project) return request.refuse(project.error());
     const auto id_text = request.capture("id");
     std::int64_t id = 0;
     const auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
     if (ec != std::errc{} || end != id_text.data() + id_text.size())
-        return fail(request, make_error(error_kind::not_found, "'" + std::string(id_text) + "' is no publisher id; the "
+        return request.refuse(make_error(error_kind::not_found, "'" + std::string(id_text) + "' is no publisher id; the "
                                                                "list gives each publisher's \"id\""));
     auto removed = context.publishers->remove(id, *project, request.grant->name);
-    if (!removed) return fail(request, removed.error());
+    if (!removed) return request.refuse(removed.error());
     json::object out{{"removed", render::publisher_json(removed->removed)}, {"tokens_revoked", removed->tokens_revoked}};
     return json_response(request.header(), http::status::ok, json::serialize(out));
 }

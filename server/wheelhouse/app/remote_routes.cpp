@@ -24,10 +24,6 @@ route_answer answer(const route_request& request, http::status status, const jso
     return json_response(request.header(), status, json::serialize(body));
 }
 
-route_answer fail(const route_request& request, const error& failure) {
-    return error_response(request.header(), failure, audience::json_api);
-}
-
 json::object report_json(const remote::registration_report& report) {
     json::object out{{"filename", report.filename},
                      {"url", report.url},
@@ -132,12 +128,12 @@ result<common_fields> read_common(const route_context& context, const route_requ
 route_answer register_asset(route_context& context, route_request& request) {
     constexpr std::string_view example = R"({"url": "https://github.com/OWNER/REPO/releases/download/TAG/FILE.whl"})";
     auto fields = read_common(context, request, example);
-    if (!fields) return fail(request, fields.error());
+    if (!fields) return request.refuse(fields.error());
     auto url = text_field(fields->body, "url");
-    if (!url) return fail(request, url.error());
-    if (!*url || (*url)->empty()) return fail(request, invalid("give the asset's URL: " + std::string(example)));
+    if (!url) return request.refuse(url.error());
+    if (!*url || (*url)->empty()) return request.refuse(invalid("give the asset's URL: " + std::string(example)));
     auto sha256 = text_field(fields->body, "sha256");
-    if (!sha256) return fail(request, sha256.error());
+    if (!sha256) return request.refuse(sha256.error());
     remote::registration_request one;
     one.url = std::move(**url);
     one.sha256 = std::move(*sha256);
@@ -149,14 +145,14 @@ route_answer register_asset(route_context& context, route_request& request) {
     const auto filename = remote::url_filename(one.url);
     if (auto allowed = request.may_act_on_file(filename ? std::string_view(*filename) : std::string_view());
         !allowed) {
-        return fail(request, allowed.error());
+        return request.refuse(allowed.error());
     }
     // And a trusted publisher's label pattern (auth/build_labels.hpp); a URL naming no file fails it.
     if (!request.grant->build_limits.empty()) {
         auto allowed = filename ? auth::permits_file(*request.grant, *filename)
                                 : result<void>(make_error(error_kind::forbidden, "a token limited to some builds registers "
                                                                                 "only URLs that end in the file's name"));
-        if (!allowed) return fail(request, allowed.error());
+        if (!allowed) return request.refuse(allowed.error());
     }
     registration_tools tools(context);
     auto report = tools.registrar.register_asset(one);
@@ -172,14 +168,14 @@ route_answer register_asset(route_context& context, route_request& request) {
 route_answer import_release(route_context& context, route_request& request) {
     constexpr std::string_view example = R"({"repository": "OWNER/REPO", "tag": "v1.0"})";
     auto fields = read_common(context, request, example);
-    if (!fields) return fail(request, fields.error());
+    if (!fields) return request.refuse(fields.error());
     auto repository = text_field(fields->body, "repository");
-    if (!repository) return fail(request, repository.error());
+    if (!repository) return request.refuse(repository.error());
     auto tag = text_field(fields->body, "tag");
-    if (!tag) return fail(request, tag.error());
-    if (!*repository || !*tag || (*tag)->empty()) return fail(request, invalid("give the release: " + std::string(example)));
+    if (!tag) return request.refuse(tag.error());
+    if (!*repository || !*tag || (*tag)->empty()) return request.refuse(invalid("give the release: " + std::string(example)));
     auto parsed = remote::parse_repository(**repository);
-    if (!parsed) return fail(request, parsed.error());
+    if (!parsed) return request.refuse(parsed.error());
     remote::import_request release;
     release.repository = std::move(parsed).value();
     release.tag = std::move(**tag);
@@ -193,14 +189,14 @@ route_answer import_release(route_context& context, route_request& request) {
     };
     // A release holds builds of every label; a token limited to some registers them one by one.
     if (!request.grant->build_limits.empty()) {
-        return fail(request, make_error(error_kind::forbidden, "token '" + request.grant->name +
+        return request.refuse(make_error(error_kind::forbidden, "token '" + request.grant->name +
                                                                    "' may publish only some builds; register them one "
                                                                    "at a time with POST /api/v1/remote"));
     }
 
     registration_tools tools(context);
     auto imported = remote::import_release(tools.github, tools.registrar, release);
-    if (!imported) return fail(request, imported.error());
+    if (!imported) return request.refuse(imported.error());
     json::array files;
     for (const auto& report : imported->wheels) files.push_back(report_json(report));
     json::array skipped;

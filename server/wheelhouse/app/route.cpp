@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/route_access.hpp"
 #include "wheelhouse/distribution/file_name.hpp"
 
@@ -51,6 +52,10 @@ result<std::string> route_request::may_act_on_file(std::string_view filename) co
     std::string named_project = named->project();
     if (auto allowed = may_act_on(named_project); !allowed) return allowed.error();
     return named_project;
+}
+
+transport::outgoing_response route_request::refuse(const error& failure) const {
+    return error_response(header(), failure, matched->answers);
 }
 
 }  // namespace wheelhouse::app

@@ -134,6 +134,9 @@ struct route_request {
     // returns ("" when the name names none and the grant, if any, covers every project: the
     // handler refuses the name). A token limited to some projects is refused a name that names none.
     result<std::string> may_act_on_file(std::string_view filename) const;
+    // The one way a handler refuses: `failure` in the words of the row's audience (JSON for the
+    // API, PyPI's shapes for trusted publishing, text for tools and pip).
+    transport::outgoing_response refuse(const error& failure) const;
 
     // Where each capture begins among target.segments (set by the router).
     std::vector<std::pair<std::string_view, std::size_t>> captures;

@@ -39,12 +39,6 @@ outgoing_response accepted(const http::request_header<>& request, const ingest::
     return text_or_json_response(request, status, std::move(text), std::move(json));
 }
 
-// A full disk is unavailable like a busy queue, and told when to come back alike
-// (error_response's Retry-After); nothing of the upload was kept.
-outgoing_response refusal(const http::request_header<>& request, const error& failure) {
-    return error_response(request, failure, audience::package_tools);
-}
-
 std::optional<std::string> digest_field(const upload::form_collector& form, std::string_view name) {
     const auto value = form.first_value(name);
     if (!value || value->empty()) return std::nullopt;  // twine sends "" for digests it has not
@@ -126,13 +120,14 @@ route_answer ingest_upload(route_context& context, route_request& request) {
     } else {
         auto& sink = static_cast<form_upload_sink&>(*incoming.sink);
         const auto& form = sink.form();
+        // The spool is this function's from here: a refusal below removes it as it returns,
+        // before the answer is written, so a refused client never finds its bytes in tmp/.
+        std::tie(spool, options.received) = sink.target().release();
         if (const auto action = form.first_value(":action"); action && *action != "file_upload") {
-            return error_response(header, invalid("':action' is '" + std::string(*action) +
-                                                  "'; this index takes only file_upload"));
+            return request.refuse(invalid("':action' is '" + std::string(*action) + "'; this index takes only file_upload"));
         }
         if (const auto protocol = form.first_value("protocol_version"); protocol && *protocol != "1") {
-            return error_response(header, invalid("protocol_version " + std::string(*protocol) +
-                                                  " is not supported; send 1"));
+            return request.refuse(invalid("protocol_version " + std::string(*protocol) + " is not supported; send 1"));
         }
         filename = form.content_filename();
         options.expected.sha256 = digest_field(form, "sha256_digest");
@@ -140,13 +135,12 @@ route_answer ingest_upload(route_context& context, route_request& request) {
         options.expected.md5 = digest_field(form, "md5_digest");
         // The project is the file's, named by its filename as the ingester reads it.
         auto project = request.may_act_on_file(filename);
-        if (!project) return error_response(header, project.error());
+        if (!project) return request.refuse(project.error());
         if (const auto named = form.first_value("name")) options.form_project = std::string(*named);
-        std::tie(spool, options.received) = sink.target().release();
     }
     incoming.sink.reset();
     // A token a trusted publisher minted may be limited to builds by label (auth/build_labels.hpp).
-    if (auto allowed = auth::permits_file(grant, filename); !allowed) return error_response(header, allowed.error());
+    if (auto allowed = auth::permits_file(grant, filename); !allowed) return request.refuse(allowed.error());
     // The token, checked at the headers, is checked again in the commit that would list the file
     // (a revocation while the body arrived stores nothing); its last use goes into that commit.
     options.in_same_commit = [token = grant.name](sqlite::connection& db) {
@@ -156,11 +150,14 @@ route_answer ingest_upload(route_context& context, route_request& request) {
     // This worker validates and hands the row to the group commit; the answer is written from
     // the commit queue's thread once the batch's commit is synced, while the worker goes on.
     context.ingester->ingest_spool(std::move(spool), filename, options,
-                                   [&context, header, respond = request.respond,
+                                   [&context, header, answers = request.matched->answers, respond = request.respond,
                                     queued = request.queued_at](result<ingest::ingest_result> ingested) {
         context.metrics.record_ingest(outcome_of(ingested), std::chrono::duration_cast<std::chrono::microseconds>(
                                                                  std::chrono::steady_clock::now() - queued));
-        respond(ingested ? accepted(header, *ingested, context.settings.files_base) : refusal(header, ingested.error()));
+        // A full disk is unavailable like a busy queue, and told when to come back alike
+        // (error_response's Retry-After); nothing of the upload was kept.
+        respond(ingested ? accepted(header, *ingested, context.settings.files_base)
+                         : error_response(header, ingested.error(), answers));
     });
     return std::nullopt;
 }
