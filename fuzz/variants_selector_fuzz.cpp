@@ -4,6 +4,8 @@
 //   and each of its other spellings (the 301s the index answers) parses to it;
 // - it speaks to the machine, and a build made exactly for it fits it (satisfies);
 // - fitting is monotone: a file that fits a selector fits it with any one word left out.
+// For a selector refused because it disagrees with itself ("use A or B: ..."), each spelling
+// the refusal offers parses (issue 28).
 // For the label, whether or not the selector parses: every selector the variants API could list
 // for its build (decode -> candidate selectors -> canonical spelling -> parse) reads back as
 // itself and lists the build (the same round trip as tests/unit's property test over tests/data).
@@ -75,6 +77,24 @@ void check_decoded_label_selector_round_trip(const build_variant& file, std::str
     }
 }
 
+// The spellings a refusal leads with: "use A (what torch.__version__ says) or B: ...".
+void check_offered_spellings(std::string_view text, const std::string& message) {
+    if (!message.starts_with("use ")) return;
+    const auto colon = message.find(": ");
+    WHEELHOUSE_FUZZ_CHECK(colon != std::string::npos, std::string(text) + ": " + message);
+    std::string fixes = message.substr(4, colon - 4);
+    constexpr std::string_view note = " (what torch.__version__ says)";
+    if (const auto at = fixes.find(note); at != std::string::npos) fixes.erase(at, note.size());
+    for (auto rest = std::string_view(fixes); !rest.empty();) {
+        const auto or_at = rest.find(" or ");
+        const auto spelling = rest.substr(0, or_at);
+        auto offered = wheelhouse::variants::parse_selector(spelling);
+        WHEELHOUSE_FUZZ_CHECK(offered && offered->canonical() == spelling,
+                              std::string(text) + " is refused offering " + std::string(spelling) + ": " + message);
+        rest.remove_prefix(or_at == std::string_view::npos ? rest.size() : or_at + 4);
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -83,6 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto parsed = wheelhouse::variants::parse_selector(lines[0]);
     if (!parsed) {
         WHEELHOUSE_FUZZ_CHECK(!parsed.error().message.empty(), std::string(lines[0]));
+        check_offered_spellings(lines[0], parsed.error().message);
         return 0;
     }
     check_canonical(lines[0], *parsed);

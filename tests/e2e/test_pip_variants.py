@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import subprocess
 import sys
 import urllib.error
@@ -134,6 +135,49 @@ def test_the_spellings_people_copy_redirect_and_install_the_machines_build(index
     assert versions == [f"{RELEASE}+{MACHINE_BUILD}", "0.8.1"]
 
 
+def resolved_through(pip, tmp_path, index, selector: str) -> dict[str, str]:
+    report = tmp_path / f"report-{len(list(tmp_path.glob('report-*')))}.json"
+    pip("install", "--dry-run", "--ignore-installed", "--report", str(report),
+        "--index-url", index.url + f"variants/{selector}/simple/", "flash_attn")
+    return {item["metadata"]["name"]: item["metadata"]["version"] for item in json.loads(report.read_text())["install"]}
+
+
+# Issue 28 item 3: torch.__version__, nvidia-smi's "CUDA Version: 13.0" and compute capability,
+# nvcc's "release 12.8, V12.8.93", pasted together where they agree with each other.
+@pytest.mark.parametrize("pasted, canonical", [
+    ("2.10.0+cu130-sm8.9", "cu130-torch2.10.0-sm89"),
+    ("cu130-torch2.10.0+cu130-sm89", "cu130-torch2.10.0-sm89"),
+    ("cuda13.0-2.10.0+cu130", "cu130-torch2.10.0"),
+    ("cuda12.8.93-2.8.0+cu128", "cu128-torch2.8.0"),
+    ("cu12-2.8.0+cu128", "cu128-torch2.8.0"),
+])
+def test_a_pasted_selector_that_agrees_with_itself_resolves_as_its_canonical_spelling(index, pip, tmp_path, pasted,
+                                                                                       canonical):
+    expected = resolved_through(pip, tmp_path, index, canonical)
+    before = len(index.access_lines())
+    assert resolved_through(pip, tmp_path, index, pasted) == expected
+    lines = index.access_lines()[before:]
+    # pip followed the 301 to the canonical page, and was answered there
+    asked = re.escape(pasted).replace(re.escape("+"), "(\\+|%2B)")
+    assert any(re.search(f'"GET /variants/{asked}/simple/flash-attn/" 301', line) for line in lines), lines
+    assert any(f'"GET /variants/{canonical}/simple/flash-attn/" 200' in line for line in lines), lines
+
+
+def test_a_pasted_selector_that_disagrees_with_itself_names_the_spelling_to_use(index, pip, tmp_path):
+    pasted = "cu128-torch2.10.0+cu130"
+    result = pip("install", "--dry-run", "--ignore-installed", "--report", str(tmp_path / "report.json"),
+                 "--index-url", index.url + f"variants/{pasted}/simple/", "flash_attn", check=False)
+    assert result.returncode != 0
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        index.get(f"/variants/{pasted}/simple/flash-attn/")
+    assert refused.value.code == 400
+    assert refused.value.read().decode() == (
+        "400 Bad Request: use cu130-torch2.10.0 (what torch.__version__ says) or cu128-torch2.10.0: the variant "
+        "selector 'cu128-torch2.10.0+cu130' names a CUDA version twice (cu128 and cu130), and a machine has one\n")
+    # the first spelling offered is one pip installs from
+    assert resolved_through(pip, tmp_path, index, "cu130-torch2.10.0")["flash_attn"] == f"{RELEASE}+cu130torch2.10"
+
+
 def readme_selector_snippet() -> str:
     """The Python of README's "To print your selector" snippet, as written there."""
     text = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
@@ -187,4 +231,5 @@ def test_a_selector_that_cannot_be_met_fails_with_the_reason(index, pip, tmp_pat
         index.get("/variants/cu130-cu128/simple/flash-attn/")
     assert refused.value.code == 400
     assert refused.value.read().decode() == (
-        "400 Bad Request: the variant selector 'cu130-cu128' names a CUDA version twice; keep one\n")
+        "400 Bad Request: use cu130 or cu128: the variant selector 'cu130-cu128' names a CUDA version twice "
+        "(cu130 and cu128), and a machine has one\n")

@@ -283,6 +283,63 @@ TEST_CASE("variants: how each number is read", "[variants]") {
     }
 }
 
+TEST_CASE("variants: labels build farms write, and the look-alikes that stay unread (issue 28)", "[variants]") {
+    const std::vector<label_case> table = {
+        // torch first as pt with its dots, then CUDA, no separator
+        {"pt2.6.0cu126", {.cuda = "12.6", .torch = "2.6.0"}},
+        {"pt2.8cu128", {.cuda = "12.8", .torch = "2.8"}},
+        {"pt2.10.0cu130", {.cuda = "13.0", .torch = "2.10.0"}},
+        {"pt2.6.0cpu", {.torch = "2.6.0", .cpu = true}},
+        {"cu126pt2.6.0", {.cuda = "12.6", .torch = "2.6.0"}},
+        // 'c' for cu, right after torch
+        {"torch2.9c128", {.cuda = "12.8", .torch = "2.9"}},
+        {"torch2.10.0c130", {.cuda = "13.0", .torch = "2.10.0"}},
+        {"torch29c128", {.cuda = "12.8", .torch = "2.9"}},
+        {"pt2.6.0c126", {.cuda = "12.6", .torch = "2.6.0"}},
+        {"torch2.9c128sm89", {.cuda = "12.8", .sm = "8.9", .torch = "2.9"}},
+        {"torch2.9c128.post1", {.cuda = "12.8", .torch = "2.9", .unparsed = {"post1"}}},
+        {"torch2.9.0andhigherc128", {.cuda = "12.8", .torch = "2.9.0", .torch_and_higher = true}},
+        // nightlies' date before the machine, with or without a separator
+        {"20250301.cu128", {.cuda = "12.8", .build_date = "20250301"}},
+        {"20250301cu128", {.cuda = "12.8", .build_date = "20250301"}},
+        {"d20250301cu128", {.cuda = "12.8", .build_date = "20250301"}},
+        {"20250301cu128torch2.8", {.cuda = "12.8", .torch = "2.8", .build_date = "20250301"}},
+        {"20250301.torch2.9c128", {.cuda = "12.8", .torch = "2.9", .build_date = "20250301"}},
+        {"cu128.20250301", {.cuda = "12.8", .build_date = "20250301"}},
+        // nvcc's V12.8.93: the patch says nothing a build depends on
+        {"cuda12.8.93", {.cuda = "12.8"}},
+        {"cu12.8.1torch2.8", {.cuda = "12.8", .torch = "2.8"}},
+        // ... and what must not decode. A 'c' anywhere but after torch, or not three digits
+        // starting with 1, could be a build counter or a CUDA major: nothing is guessed.
+        {"c128", {.unparsed = {"c128"}}},
+        {"c128torch2.9", {.unparsed = {"c128torch2", "9"}}},
+        {"sm89c128", {.sm = "8.9", .unparsed = {"c128"}}},
+        {"cu128c129", {.cuda = "12.8", .unparsed = {"c129"}}},
+        {"torch2.9c12", {.torch = "2.9", .unparsed = {"c12"}}},
+        {"torch2.9c1", {.torch = "2.9", .unparsed = {"c1"}}},
+        {"torch2.9c1280", {.torch = "2.9", .unparsed = {"c1280"}}},
+        {"torch2.9c928", {.torch = "2.9", .unparsed = {"c928"}}},
+        {"torch2.9c128x", {.torch = "2.9", .unparsed = {"c128x"}}},
+        {"torch2.9.c128", {.torch = "2.9", .unparsed = {"c128"}}},
+        {"torch2.9c", {.torch = "2.9", .unparsed = {"c"}}},
+        // a date that is no day, not eight digits, or not followed by a token
+        {"20251301cu128", {.unparsed = {"20251301cu128"}}},
+        {"2025030cu128", {.unparsed = {"2025030cu128"}}},
+        {"202503011cu128", {.unparsed = {"202503011cu128"}}},
+        {"20250301foo", {.unparsed = {"20250301foo"}}},
+        // pt needs its two digits or its dots; a patch only after a dotted minor
+        {"pt2.cu126", {.cuda = "12.6", .unparsed = {"pt2"}}},
+        {"cu128.93", {.cuda = "12.8", .unparsed = {"93"}}},
+        {"cuda12.8.9312", {.cuda = "12.8", .unparsed = {"9312"}}},
+    };
+    for (const auto& [label, expected] : table) {
+        CAPTURE(label);
+        CHECK(decode_local_label(label) == expected);
+        CHECK(decode_local_label(std::string("+") + label) == expected);
+        CHECK(decode_local_label(pep440_normal_form(label)) == expected);
+    }
+}
+
 TEST_CASE("variants: what is not understood never throws and is kept in unparsed", "[variants]") {
     const std::vector<std::pair<const char*, std::vector<std::string>>> junk = {
         {"foo", {"foo"}},

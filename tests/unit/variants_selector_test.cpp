@@ -66,6 +66,29 @@ TEST_CASE("variants: selectors parse into one canonical spelling", "[variants][s
         {"cu10.12", "cu10.12"},
         {"cu18.90-torch2.10", "cu18.90-torch2.10"},
         {"cu321", "cu321"},
+        // issue 28: what torch.__version__, nvidia-smi and nvcc print, pasted, where it agrees
+        {"2.10.0+cu130", "cu130-torch2.10.0"},
+        {"2.10.0+cu130-sm8.9", "cu130-torch2.10.0-sm89"},
+        {"cu130-torch2.10.0+cu130", "cu130-torch2.10.0"},
+        {"cu130-2.10.0+cu130-sm89", "cu130-torch2.10.0-sm89"},
+        {"cuda13.0-2.10.0+cu130", "cu130-torch2.10.0"},    // nvidia-smi's "CUDA Version: 13.0"
+        {"cuda12.8.93-2.8.0+cu128", "cu128-torch2.8.0"},    // nvcc's "V12.8.93"
+        {"cu12.8.93", "cu128"},
+        {"cu12-2.8.0+cu128", "cu128-torch2.8.0"},           // any 12.x, and torch's 12.8: 12.8
+        {"torch2.10-2.10.0+cu130", "cu130-torch2.10.0"},
+        {"2.9.0.dev20250716+cu128", "cu128-torch2.9.0"},     // a nightly's torch.__version__
+        {"torch2.9.0.dev20250716+cu128", "cu128-torch2.9.0"},
+        {"torch2.9.0.dev20250716-cu128", "cu128-torch2.9.0"},
+        {"TORCH2.10.0+CU130", "cu130-torch2.10.0"},
+        {"2.8.0+rocm6.4", "rocm6.4-torch2.8.0"},
+        {"rocm6-2.8.0+rocm6.4", "rocm6.4-torch2.8.0"},
+        {"cpu-2.8.0+cpu", "cpu-torch2.8.0"},
+        {"+2.10.0+cu130", "cu130-torch2.10.0"},
+        {"cu130-sm89-sm8.9", "cu130-sm89"},
+        {"sm90a-sm90", "sm90"},
+        {"cxx11abi1-cxx11abiTRUE", "cxx11abi1"},
+        {"cu130cu130", "cu130"},
+        {"cu12cu128", "cu128"},
     };
     for (const auto& [text, canonical] : table) {
         CAPTURE(text);
@@ -98,7 +121,6 @@ TEST_CASE("variants: bad selectors are refused with the reason", "[variants][sel
         {"cu130sm89torch2.10-torch2.8", error_kind::invalid, "a torch version twice"},
         {"sm80sm90", error_kind::invalid, "a GPU architecture twice"},
         {"sm80.sm90", error_kind::invalid, "a GPU architecture twice"},
-        {"cu130-sm89-sm8.9", error_kind::invalid, "a GPU architecture twice"},
         // a family of GPUs is no machine: which of them runs the selector's builds?
         {"sm100f", error_kind::invalid, "names a family of GPUs"},
         {"cu130sm120ftorch2.10", error_kind::invalid, "compute capability"},
@@ -110,6 +132,12 @@ TEST_CASE("variants: bad selectors are refused with the reason", "[variants][sel
         {"rocm21", error_kind::not_found, "unknown"},
         {"g1a2b3c4d", error_kind::not_found, "unknown"},
         {"torch2.10andhigher", error_kind::not_found, "unknown"},
+        // issue 28: a version alone is torch's only where torch.__version__ writes it, before a '+'
+        {"2.10.0", error_kind::not_found, "write torch2.10.0 for a torch version"},
+        {"cu130-2.10.0", error_kind::not_found, "write torch2.10.0"},
+        {"2.123.0+cu130", error_kind::not_found, "unknown variant selector word '2.123.0'"},
+        {"2.10.0+cu130-gitb98af95", error_kind::not_found, "unknown"},
+        {"2.10.0+cu130+", error_kind::invalid, "empty word"},
     };
     for (const auto& [text, kind, phrase] : table) {
         CAPTURE(text);
@@ -120,6 +148,50 @@ TEST_CASE("variants: bad selectors are refused with the reason", "[variants][sel
     }
     CHECK_FALSE(parse_selector(std::string(200, 'a')));
     CHECK_THAT(parse_selector(std::string(200, 'a')).error().message, Catch::Contains("longer than"));
+}
+
+TEST_CASE("variants: a pasted selector that disagrees with itself names the spellings to use (issue 28)",
+          "[variants][selector]") {
+    const std::pair<const char*, const char*> table[] = {
+        // torch.__version__ says what torch was built with: its value is offered first
+        {"cu128-torch2.10.0+cu130",
+         "use cu130-torch2.10.0 (what torch.__version__ says) or cu128-torch2.10.0: the variant selector "
+         "'cu128-torch2.10.0+cu130' names a CUDA version twice (cu128 and cu130), and a machine has one"},
+        {"cuda12.8-2.10.0+cu130-sm89",
+         "use cu130-torch2.10.0-sm89 (what torch.__version__ says) or cu128-torch2.10.0-sm89: the variant selector "
+         "'cuda12.8-2.10.0+cu130-sm89' names a CUDA version twice (cu128 and cu130), and a machine has one"},
+        {"torch2.8-2.10.0+cu130",
+         "use cu130-torch2.10.0 (what torch.__version__ says) or cu130-torch2.8: the variant selector "
+         "'torch2.8-2.10.0+cu130' names a torch version twice (torch2.8 and torch2.10.0), and a machine has one"},
+        {"2.10.0+cu130-cpu",
+         "use cu130-torch2.10.0 (what torch.__version__ says) or cpu-torch2.10.0: the variant selector "
+         "'2.10.0+cu130-cpu' names more than one "
+         "of CUDA, ROCm, cpu and xpu (cu130 and cpu), and a machine has one"},
+        // no torch.__version__: in the order written
+        {"cu130-cu128",
+         "use cu130 or cu128: the variant selector 'cu130-cu128' names a CUDA version twice (cu130 and cu128), "
+         "and a machine has one"},
+        {"cu13-cu128",
+         "use cu13 or cu128: the variant selector 'cu13-cu128' names a CUDA version twice (cu13 and cu128), "
+         "and a machine has one"},
+        {"sm80sm90",
+         "use sm80 or sm90: the variant selector 'sm80sm90' names a GPU architecture twice (sm80 and sm90), "
+         "and a machine has one"},
+        {"cxx11abi1-cxx11abi0",
+         "use cxx11abi1 or cxx11abi0: the variant selector 'cxx11abi1-cxx11abi0' names the C++ ABI twice "
+         "(cxx11abi1 and cxx11abi0), and a machine has one"},
+        // a spelling that would still be refused is not offered
+        {"cu130-sm89-cpu",
+         "use cu130-sm89: the variant selector 'cu130-sm89-cpu' names more than one of CUDA, ROCm, cpu and xpu "
+         "(cu130 and cpu), and a machine has one"},
+    };
+    for (const auto& [text, message] : table) {
+        CAPTURE(text);
+        const auto result = parse_selector(text);
+        REQUIRE_FALSE(result);
+        CHECK(result.error().kind == wheelhouse::error_kind::invalid);
+        CHECK(result.error().message == message);
+    }
 }
 
 TEST_CASE("variants: which builds fit a selector", "[variants][selector]") {

@@ -7,6 +7,9 @@
 //       g<7-40 hex>            setuptools_scm "g1a2b3c4"
 //       git<7-40 hex>          PyTorch source builds "2.7.0a0+gitb98af95"
 //       git<YYYYMMDD>, d<YYYYMMDD>, <YYYYMMDD>   dates ("+g1a2b3c4.d20250101"); only real dates
+//       <YYYYMMDD> or d<YYYYMMDD> followed by a chain: nightlies' "+20250301cu128"; the date
+//                              must be exactly eight digits and a real day, the chain must start
+//                              with a token below, else the segment is unparsed whole
 //       <7-40 hex>             with a digit and a letter: DeepSpeed "+e1560d84", xformers "+3abeaa9e"
 //   - otherwise a chain of tokens written together ("cu130sm89torch2.10.0"):
 //       cu<N>, cuda<N>         CUDA. Two digits starting with 1 are a major only (cu12 -> "12"),
@@ -14,7 +17,11 @@
 //                              three digits are MM.m (cu128 -> "12.8", cu130 -> "13.0");
 //                              a major of one or two digits may carry a dotted minor of one or
 //                              two (cu12.8, cuda9.2, cuda12.10; jaxlib's cuda12.cudnn89 stays
-//                              CUDA 12).
+//                              CUDA 12), and then a dotted patch of one to three digits, which
+//                              no build depends on and is dropped (nvcc's "V12.8.93").
+//       c<NNN>                 CUDA after a torch token only, three digits starting with 1:
+//                              "torch2.9c128". Anywhere else, or with other digits, a 'c' is too
+//                              many things (a build counter, "c12": a major or not?) to read.
 //       sm<NN>[a|f], sm<NNN>[a|f]   GPU architecture: sm89 -> "8.9", sm120 -> "12.0", sm90a ->
 //                              "9.0a"; several archs are kept in order, comma-separated. Also
 //                              as nvidia-smi prints it (sm8.9, sm12.0) and nvcc writes it (sm_89).
@@ -24,6 +31,7 @@
 //                              torch2100 -> "2.10.0" (one-digit major and patch).
 //         ...andhigher         SageAttention's "torch2.9.0andhigher": torch is a lower bound.
 //       pt<digits>             PyG: pt28 -> "2.8", pt113 -> "1.13", pt210 -> "2.10".
+//       pt<M.m[.p]>            dotted as torch<...>: "pt2.6.0cu126".
 //       cxx11abi[true|false|1|0], cxx11.abi, cxx11   C++11 ABI; without a value it means true.
 //       rocm<M[.m[.p]]>        rocm6.4, rocm6.2.4.
 //       cpu, xpu
@@ -220,6 +228,10 @@ public:
                 pos = segment_end;
                 continue;
             }
+            if (auto date = read_date_before_chain(pos)) {
+                apply(*date, pos);
+                pos = date->end;
+            }
             pos = read_chain(pos);
         }
         return std::move(variant_);
@@ -233,17 +245,30 @@ private:
 
     // Tokens written together from `pos`; returns where reading stopped.
     std::size_t read_chain(std::size_t pos) {
+        bool after_torch = false;
         while (true) {
-            auto next = read_chain_token(pos);
+            auto next = read_chain_token(pos, after_torch);
             if (!next) {
                 const std::size_t end = end_of_segment(pos);
                 unparsed(pos, end);
                 return end;
             }
             apply(*next, pos);
+            after_torch = next->kind == field::torch;
             pos = next->end;
             if (pos >= text_.size() || is_separator(text_[pos])) return pos;
         }
+    }
+
+    // A nightly's date written before its chain ("20250301cu128", "d20250301cu128"): exactly
+    // eight digits that are a real day, then a token. Returns the date, ending where the chain starts.
+    std::optional<token> read_date_before_chain(std::size_t pos) const {
+        const std::size_t digits_from = text_[pos] == 'd' ? pos + 1 : pos;
+        if (digits_at(text_, digits_from) != date_length) return std::nullopt;
+        const std::string_view date = std::string_view(text_).substr(digits_from, date_length);
+        const std::size_t chain = digits_from + date_length;
+        if (!is_build_date(date) || !read_chain_token(chain)) return std::nullopt;
+        return token{field::build_date, chain, std::string(date)};
     }
 
     static std::optional<token> read_whole_segment(std::string_view segment) {
@@ -265,7 +290,8 @@ private:
         return std::nullopt;
     }
 
-    std::optional<token> read_chain_token(std::size_t pos) const {
+    // `after_torch`: the token before, in the same chain, was torch, which lets "c128" be CUDA.
+    std::optional<token> read_chain_token(std::size_t pos, bool after_torch = false) const {
         const std::string_view text = text_;
         if (starts_with(text, pos, "cuda")) return read_cuda(pos + 4);
         if (starts_with(text, pos, "cu")) return read_cuda(pos + 2);
@@ -280,7 +306,16 @@ private:
         if (starts_with(text, pos, "rocm")) return read_rocm(pos + 4);
         if (starts_with(text, pos, "cpu")) return token{field::cpu, pos + 3, {}};
         if (starts_with(text, pos, "xpu")) return token{field::xpu, pos + 3, {}};
+        if (after_torch && starts_with(text, pos, "c")) return read_c_cuda(pos + 1);
         return std::nullopt;
+    }
+
+    // "torch2.9c128": three digits starting with 1, ending the chain or followed by a token.
+    std::optional<token> read_c_cuda(std::size_t pos) const {
+        const std::size_t end = pos + 3;
+        if (digits_at(text_, pos) != 3 || text_[pos] != '1') return std::nullopt;
+        if (end < text_.size() && !is_separator(text_[end]) && !read_chain_token(end)) return std::nullopt;
+        return token{field::cuda, end, *cuda_from_digits(std::string_view(text_).substr(pos, 3))};
     }
 
     std::optional<token> read_cuda(std::size_t pos) const {
@@ -292,7 +327,13 @@ private:
         if ((length == 1 || length == 2) && text[pos] != '0' && end < text.size() && text[end] == '.') {
             const std::size_t minor = digits_at(text, end + 1);
             if (minor == 1 || minor == 2) {
-                return token{field::cuda, end + 1 + minor,
+                std::size_t after = end + 1 + minor;
+                // nvcc's "V12.8.93": the patch is dropped, since no build depends on it.
+                if (after < text.size() && text[after] == '.') {
+                    const std::size_t patch = digits_at(text, after + 1);
+                    if (patch >= 1 && patch <= 3) after += 1 + patch;
+                }
+                return token{field::cuda, after,
                              std::string(text.substr(pos, length)) + '.' +
                                  without_leading_zeros(text.substr(end + 1, minor))};
             }
@@ -358,6 +399,12 @@ private:
     std::optional<token> read_pt(std::size_t pos) const {
         const std::string_view digits = std::string_view(text_).substr(pos, digits_at(text_, pos));
         if (digits.empty() || digits.front() == '0') return std::nullopt;
+        // Dotted, as torch's: "pt2.6.0cu126".
+        if (digits.size() == 1 && pos + 1 < text_.size() && text_[pos + 1] == '.') {
+            auto version = read_dotted(text_, pos, 3);
+            if (version && version->text.find('.') != std::string::npos)
+                return token{field::torch, version->end, std::move(version->text)};
+        }
         if (digits.size() == 2) return token{field::torch, pos + 2, std::string{digits[0], '.', digits[1]}};
         if (digits.size() == 3 && digits[1] != '0')
             return token{field::torch, pos + 3, std::string{digits[0], '.', digits[1], digits[2]}};

@@ -1,9 +1,14 @@
 #include "wheelhouse/variants/selector.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <optional>
 #include <utility>
 #include <vector>
+
+#include "wheelhouse/pep440/version.hpp"
+#include "wheelhouse/text/ascii.hpp"
 
 namespace wheelhouse::variants {
 namespace {
@@ -144,59 +149,195 @@ error unknown_word(std::string_view word) {
                                                  "'; use one word each of: " + std::string(words_understood));
 }
 
-// What a token of a word names, for "names ... twice".
-std::string_view field_named(const build_variant& v) {
-    if (v.cuda) return "a CUDA version";
-    if (v.rocm) return "a ROCm version";
-    if (v.torch) return "a torch version";
-    if (v.sm) return "a GPU architecture";
-    if (v.cxx11abi) return "the C++ ABI";
-    if (v.cpu) return "cpu";
-    return "xpu";
+// The axes a selector names, each at most once: a machine has one accelerator (CUDA, ROCm,
+// cpu or xpu), one torch, one GPU, one C++ ABI.
+enum class axis { accelerator, torch, sm, cxx11abi };
+constexpr std::size_t axis_count = 4;
+
+// One value a word names: a variant with `on` alone set.
+struct named_value {
+    axis on;
+    build_variant value;
+};
+
+// Copies the fields of axis `on` from `from` into `into`, replacing what `into` held there.
+void put(build_variant& into, axis on, const build_variant& from) {
+    switch (on) {
+    case axis::accelerator:
+        into.cuda = from.cuda;
+        into.rocm = from.rocm;
+        into.cpu = from.cpu;
+        into.xpu = from.xpu;
+        break;
+    case axis::torch: into.torch = from.torch; break;
+    case axis::sm: into.sm = from.sm; break;
+    case axis::cxx11abi: into.cxx11abi = from.cxx11abi; break;
+    }
 }
 
-// Reads one word into `merged`: its tokens are decoded as a wheel's label would be, and each
-// may name a field the selector has not named yet.
-result<void> add_word(build_variant& merged, std::string_view word, std::string_view text) {
-    auto conflict = [&](std::string_view what) {
-        return invalid("the variant selector '" + std::string(text) + "' names " + std::string(what) +
-                       " twice; keep one");
-    };
+build_variant only(axis on, const build_variant& from) {
+    build_variant out;
+    put(out, on, from);
+    return out;
+}
+
+// Each value a decoded word names; "cu130cpu" names two accelerators, a fat "8.0,9.0" two GPUs.
+std::vector<named_value> values_of(const build_variant& decoded) {
+    std::vector<named_value> out;
+    auto add = [&out](axis on) -> build_variant& { return out.emplace_back(named_value{on, {}}).value; };
+    if (decoded.cuda) add(axis::accelerator).cuda = decoded.cuda;
+    if (decoded.rocm) add(axis::accelerator).rocm = decoded.rocm;
+    if (decoded.cpu) add(axis::accelerator).cpu = true;
+    if (decoded.xpu) add(axis::accelerator).xpu = true;
+    if (decoded.torch) add(axis::torch).torch = decoded.torch;
+    const std::string archs = decoded.sm.value_or("");
+    for (std::string_view rest = archs; !rest.empty();) {
+        const auto comma = rest.find(',');
+        add(axis::sm).sm = std::string(rest.substr(0, comma));
+        rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+    }
+    if (decoded.cxx11abi) add(axis::cxx11abi).cxx11abi = decoded.cxx11abi;
+    return out;
+}
+
+bool names_axis(const build_variant& variant, axis on) {
+    switch (on) {
+    case axis::accelerator: return accelerator_of(variant) != accelerator::none;
+    case axis::torch: return variant.torch.has_value();
+    case axis::sm: return variant.sm.has_value();
+    case axis::cxx11abi: return variant.cxx11abi.has_value();
+    }
+    return false;
+}
+
+// Whether a decoded piece names the machine and nothing else a selector cannot ask for.
+bool names_machine_only(const build_variant& decoded) {
+    return speaks_to_machine(decoded) && !decoded.git_hash && !decoded.build_date && !decoded.torch_and_higher;
+}
+
+bool starts_with_torch(std::string_view word) { return text::to_lower(word.substr(0, 5)) == "torch"; }
+
+// torch.__version__'s public version ("2.10.0", "2.9.0.dev20250716", with or without "torch"),
+// as the torch its release's first three parts name.
+std::optional<build_variant> torch_of_version(std::string_view word) {
+    if (starts_with_torch(word)) word.remove_prefix(5);
+    const auto version = pep440::parse(word);
+    if (!version || !version->local.empty() || version->release.size() < 2) return std::nullopt;
+    std::string label = "torch";
+    for (std::size_t part = 0; part < std::min<std::size_t>(version->release.size(), 3); ++part)
+        label += (part ? "." : "") + std::to_string(version->release[part]);
+    auto decoded = decode_local_label(label);  // keeps to what a label may say: "torch2.123" is nothing
+    if (!decoded.torch || !decoded.unparsed.empty()) return std::nullopt;
+    return decoded;
+}
+
+// The values one word names. Its tokens are decoded as a wheel's label would be; a word before
+// a '+', or after "torch", may be torch.__version__'s version ("2.9.0.dev20250716+cu128").
+result<std::vector<named_value>> read_word(std::string_view word, bool before_plus) {
     auto decoded = decode_local_label(word);
-    if (!speaks_to_machine(decoded) || decoded.git_hash || decoded.build_date || decoded.torch_and_higher)
-        return unknown_word(word);
-    // The decoder keeps a second, different value unparsed ("cu130cu128"): a contradiction,
-    // not an unknown word.
+    if (!names_machine_only(decoded) || !decoded.unparsed.empty()) {
+        auto torch = torch_of_version(word);
+        if (torch && (before_plus || starts_with_torch(word))) decoded = std::move(*torch);
+        else if (torch) {
+            return make_error(error_kind::not_found, "write torch" + *torch->torch + " for a torch version: '" +
+                                                         std::string(word) + "' alone is no variant selector word");
+        }
+    }
+    if (!names_machine_only(decoded)) return unknown_word(word);
+    auto values = values_of(decoded);
+    // The decoder keeps a second, different value unparsed ("cu130cu128"): a value still.
     for (const auto& piece : decoded.unparsed) {
         const auto again = decode_local_label(piece);
-        if (!speaks_to_machine(again) || !again.unparsed.empty()) return unknown_word(word);
-        return conflict(field_named(again));
+        if (!names_machine_only(again) || !again.unparsed.empty()) return unknown_word(word);
+        for (auto& value : values_of(again)) values.push_back(std::move(value));
     }
-    if (decoded.sm) {
-        if (decoded.sm->find(',') != std::string::npos) return conflict("a GPU architecture");
-        const auto gpu = capability_of(*decoded.sm);
+    for (auto& [on, value] : values) {
+        if (on != axis::sm) continue;
+        const auto gpu = capability_of(*value.sm);
         if (gpu.suffix == 'f') {
             return invalid("'" + std::string(word) + "' names a family of GPUs, not one: name yours by its compute "
                            "capability (nvidia-smi --query-gpu=compute_cap prints 10.3 for sm103), and the builds "
                            "for its family are listed for it");
         }
         // sm90a code runs on a compute capability 9.0, which is what the word asks for.
-        if (gpu.suffix == 'a') decoded.sm->pop_back();
+        if (gpu.suffix == 'a') value.sm->pop_back();
     }
-    auto take = [&](auto& slot, const auto& value, std::string_view what) -> result<void> {
-        if (!value) return {};
-        if (slot) return conflict(what);
-        slot = value;
-        return {};
+    return values;
+}
+
+// Keeps in `slot` the more precise of it and `value` when they agree ("12" and "12.8": 12.8).
+bool keep_agreed(std::optional<std::string>& slot, const std::string& value) {
+    if (!slot) slot = value;
+    else if (!same_family(*slot, value)) return false;
+    else if (precision(value) > precision(slot)) slot = value;
+    return true;
+}
+
+// Adds `named` to `merged` when it agrees with what is there: the same value again, or one
+// more precise ("cu12" and torch.__version__'s "+cu128"). False when they disagree.
+bool merge(build_variant& merged, const named_value& named) {
+    const auto& value = named.value;
+    switch (named.on) {
+    case axis::accelerator:
+        if (accelerator_of(merged) == accelerator::none) put(merged, axis::accelerator, value);
+        if (accelerator_of(merged) != accelerator_of(value)) return false;
+        if (value.cuda) return keep_agreed(merged.cuda, *value.cuda);
+        if (value.rocm) return keep_agreed(merged.rocm, *value.rocm);
+        return true;
+    case axis::torch: return keep_agreed(merged.torch, *value.torch);
+    case axis::sm:
+        if (!merged.sm) merged.sm = value.sm;
+        return merged.sm == value.sm;
+    case axis::cxx11abi:
+        if (!merged.cxx11abi) merged.cxx11abi = value.cxx11abi;
+        return merged.cxx11abi == value.cxx11abi;
+    }
+    return false;
+}
+
+// The first value that disagreed with what the selector had named on its axis, and which of
+// the two torch.__version__ gave.
+struct disagreement {
+    named_value second;
+    bool first_from_version = false;
+    bool second_from_version = false;
+};
+
+std::string_view named_twice(axis on, const build_variant& first, const build_variant& second) {
+    switch (on) {
+    case axis::accelerator:
+        if (first.cuda && second.cuda) return "a CUDA version twice";
+        if (first.rocm && second.rocm) return "a ROCm version twice";
+        return "more than one of CUDA, ROCm, cpu and xpu";
+    case axis::torch: return "a torch version twice";
+    case axis::sm: return "a GPU architecture twice";
+    case axis::cxx11abi: return "the C++ ABI twice";
+    }
+    return "an axis twice";
+}
+
+std::string canonical_of(const build_variant& constraints) { return selector{constraints}.canonical(); }
+
+// Refuses a selector that disagrees with itself, leading with the spellings that keep one
+// value or the other; torch.__version__'s first, since torch was built with it.
+error disagreeing(std::string_view text, const build_variant& merged, const disagreement& found) {
+    const auto on = found.second.on;
+    build_variant other = merged;
+    put(other, on, found.second.value);
+    const bool version_decides = found.first_from_version != found.second_from_version;
+    std::string fixes;
+    auto offer = [&](const build_variant& variant, bool from_version) {
+        auto spelling = canonical_of(variant);
+        if (!parse_selector(spelling)) return;  // a second problem remains in it
+        fixes += (fixes.empty() ? "use " : " or ") + spelling;
+        if (version_decides && from_version) fixes += " (what torch.__version__ says)";
     };
-    if (auto step = take(merged.cuda, decoded.cuda, "a CUDA version"); !step) return step;
-    if (auto step = take(merged.rocm, decoded.rocm, "a ROCm version"); !step) return step;
-    if (auto step = take(merged.torch, decoded.torch, "a torch version"); !step) return step;
-    if (auto step = take(merged.sm, decoded.sm, "a GPU architecture"); !step) return step;
-    if (auto step = take(merged.cxx11abi, decoded.cxx11abi, "the C++ ABI"); !step) return step;
-    if (decoded.cpu && std::exchange(merged.cpu, true)) return conflict("cpu");
-    if (decoded.xpu && std::exchange(merged.xpu, true)) return conflict("xpu");
-    return {};
+    const bool other_first = found.second_from_version && version_decides;
+    offer(other_first ? other : merged, other_first || found.first_from_version);
+    offer(other_first ? merged : other, !other_first && found.second_from_version);
+    return invalid((fixes.empty() ? "keep one" : fixes) + ": the variant selector '" + std::string(text) + "' names " +
+                   std::string(named_twice(on, merged, found.second.value)) + " (" + canonical_of(only(on, merged)) +
+                   " and " + canonical_of(found.second.value) + "), and a machine has one");
 }
 
 }  // namespace
@@ -266,21 +407,34 @@ result<selector> parse_selector(std::string_view text) {
         return invalid("the variant selector is longer than " + std::to_string(max_selector_length) + " characters");
     selector out;
     auto& merged = out.constraints;
+    std::optional<disagreement> first_disagreement;
+    std::array<bool, axis_count> from_version{};  // each axis's value came from torch.__version__
     // A wheel's label copied with its '+' ("+cu130sm89torch2.10.0").
     std::string_view rest = text.front() == '+' ? text.substr(1) : text;
+    bool after_plus = false;
     while (true) {
         const auto separator = rest.find_first_of("-+");
         const auto word = rest.substr(0, separator);
+        const bool before_plus = separator != std::string_view::npos && rest[separator] == '+';
         if (word.empty()) return invalid("the variant selector '" + std::string(text) + "' has an empty word");
-        auto added = add_word(merged, word, text);
-        if (!added) return added.error();
+        auto values = read_word(word, before_plus);
+        if (!values) return values.error();
+        // torch.__version__ ("2.10.0+cu130") is the word before a '+' and the one after it.
+        const bool version_word = before_plus || after_plus;
+        for (auto& named : *values) {
+            auto& axis_from_version = from_version[static_cast<std::size_t>(named.on)];
+            const bool first_on_axis = !names_axis(merged, named.on);
+            if (merge(merged, named)) {
+                if (first_on_axis) axis_from_version = version_word;
+            } else if (!first_disagreement) {
+                first_disagreement = disagreement{std::move(named), axis_from_version, version_word};
+            }
+        }
         if (separator == std::string_view::npos) break;
+        after_plus = before_plus;
         rest.remove_prefix(separator + 1);
     }
-    const int accelerators = (merged.cuda ? 1 : 0) + (merged.rocm ? 1 : 0) + (merged.cpu ? 1 : 0) + (merged.xpu ? 1 : 0);
-    if (accelerators > 1)
-        return invalid("the variant selector '" + std::string(text) +
-                       "' names more than one of CUDA, ROCm, cpu and xpu; a machine gets one");
+    if (first_disagreement) return disagreeing(text, merged, *first_disagreement);
     if (merged.sm && (merged.rocm || merged.cpu || merged.xpu))
         return invalid("the variant selector '" + std::string(text) + "' names an SM architecture without CUDA");
     return out;
