@@ -14,6 +14,7 @@
 
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/pep440/version.hpp"
+#include "wheelhouse/variants/build_variant.hpp"
 
 namespace {
 
@@ -122,5 +123,16 @@ void sort_versions(benchmark::State& state) {
     state.counters["versions"] = static_cast<double>(shuffled.size());
 }
 BENCHMARK(sort_versions);
+
+// Local labels of n repeated arch tokens with the arch-specific suffix ("sm90asm90a..."), each of
+// which looks past its end: the cost per byte must stay flat as n doubles (BigO shows it).
+void decode_repeated_suffixes(benchmark::State& state) {
+    std::string label;
+    for (std::int64_t i = 0; i < state.range(0); ++i) label += "sm90a";
+    for (auto _ : state) benchmark::DoNotOptimize(wheelhouse::variants::decode_local_label(label));
+    state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(label.size()));
+    state.SetComplexityN(state.range(0));
+}
+BENCHMARK(decode_repeated_suffixes)->RangeMultiplier(2)->Range(50, 3200)->Complexity();
 
 }  // namespace

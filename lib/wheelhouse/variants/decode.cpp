@@ -267,7 +267,7 @@ private:
         if (digits_at(text_, digits_from) != date_length) return std::nullopt;
         const std::string_view date = std::string_view(text_).substr(digits_from, date_length);
         const std::size_t chain = digits_from + date_length;
-        if (!is_build_date(date) || !read_chain_token(chain)) return std::nullopt;
+        if (!is_build_date(date) || !token_starts_at(chain)) return std::nullopt;
         return token{field::build_date, chain, std::string(date)};
     }
 
@@ -291,14 +291,18 @@ private:
     }
 
     // `after_torch`: the token before, in the same chain, was torch, which lets "c128" be CUDA.
-    std::optional<token> read_chain_token(std::size_t pos, bool after_torch = false) const {
+    // Whether some token starts at `pos`: its own look past its end (an sm's suffix) cannot
+    // change that, so it is skipped, and reading a label stays linear in its length.
+    bool token_starts_at(std::size_t pos) const { return read_chain_token(pos, false, false).has_value(); }
+
+    std::optional<token> read_chain_token(std::size_t pos, bool after_torch = false, bool look_ahead = true) const {
         const std::string_view text = text_;
         if (starts_with(text, pos, "cuda")) return read_cuda(pos + 4);
         if (starts_with(text, pos, "cu")) return read_cuda(pos + 2);
         if (starts_with(text, pos, "sm")) {
             // nvcc's "sm_89", which the normal form writes "sm.89".
             const bool spaced = pos + 3 < text.size() && is_separator(text[pos + 2]) && is_digit(text[pos + 3]);
-            return read_sm(pos + (spaced ? 3 : 2));
+            return read_sm(pos + (spaced ? 3 : 2), look_ahead);
         }
         if (starts_with(text, pos, "torch")) return read_torch(pos + 5);
         if (starts_with(text, pos, "pt")) return read_pt(pos + 2);
@@ -314,7 +318,7 @@ private:
     std::optional<token> read_c_cuda(std::size_t pos) const {
         const std::size_t end = pos + 3;
         if (digits_at(text_, pos) != 3 || text_[pos] != '1') return std::nullopt;
-        if (end < text_.size() && !is_separator(text_[end]) && !read_chain_token(end)) return std::nullopt;
+        if (end < text_.size() && !is_separator(text_[end]) && !token_starts_at(end)) return std::nullopt;
         return token{field::cuda, end, *cuda_from_digits(std::string_view(text_).substr(pos, 3))};
     }
 
@@ -343,7 +347,7 @@ private:
         return token{field::cuda, end, std::move(*cuda)};
     }
 
-    std::optional<token> read_sm(std::size_t pos) const {
+    std::optional<token> read_sm(std::size_t pos, bool look_ahead) const {
         const std::string_view text = text_;
         const std::size_t length = digits_at(text, pos);
         if (length == 0 || text[pos] == '0') return std::nullopt;
@@ -361,9 +365,9 @@ private:
             return std::nullopt;
         }
         // "sm90a" / "sm100f": the arch-specific suffix, when what follows is a boundary or a token.
-        if (end < text.size() && (text[end] == 'a' || text[end] == 'f')) {
+        if (look_ahead && end < text.size() && (text[end] == 'a' || text[end] == 'f')) {
             const std::size_t after = end + 1;
-            if (after >= text.size() || is_separator(text[after]) || read_chain_token(after)) {
+            if (after >= text.size() || is_separator(text[after]) || token_starts_at(after)) {
                 arch += text[end];
                 end = after;
             }
