@@ -371,22 +371,6 @@ result<variant_metadata> parse_variant_metadata(std::string_view text, const lim
     return variant_metadata{std::move(*priorities), std::move(*variants)};
 }
 
-std::string properties_json(const variant_properties& properties) {
-    return json::serialize(properties_object(properties));
-}
-
-result<variant_properties> parse_properties_json(std::string_view text) {
-    auto top = parse_object(text);
-    if (!top) return top.error();
-    // The catalog's own copy of properties checked at ingest: held to no count or length, so
-    // rows stored before the limits read back.
-    constexpr auto unbounded = std::numeric_limits<std::size_t>::max();
-    const limits stored{std::numeric_limits<std::uint64_t>::max(), unbounded, unbounded, unbounded, unbounded,
-                        unbounded, unbounded, unbounded, unbounded};
-    totals used{stored};
-    return read_properties(json::value(std::move(*top)), "properties", used);
-}
-
 std::vector<std::string> property_strings(const variant_properties& properties) {
     std::vector<std::string> out;
     for (const auto& [space, features] : properties) {

@@ -53,10 +53,6 @@ result<void> check_size(std::uint64_t bytes, const limits& within = {});
 // value list, a namespace missing from default-priorities.namespace, properties on the label
 // "null". Errors are `invalid`.
 result<variant_metadata> parse_variant_metadata(std::string_view json, const limits& within = {});
-
-// The properties as canonical JSON (keys and values sorted), the catalog's spelling; and back.
-std::string properties_json(const variant_properties& properties);
-result<variant_properties> parse_properties_json(std::string_view json);
 // Each property as PEP 825 serialises it, "nvidia :: sm_arch :: 90_real", in order.
 std::vector<std::string> property_strings(const variant_properties& properties);
 // Those joined by ", ", or "no properties".
