@@ -120,7 +120,7 @@ def test_a_variant_json_past_a_limit_is_refused_with_the_fix_and_nothing_is_stor
                   ("-T", str(wheel), running.url + f"api/v1/files/{wheel.name}")):
         status, body = curl("-u", f"__token__:{tokens['upload']}", *route)
         assert status == 400, f"{case}: {status} {body[:300]}"
-        message = json.loads(body)["error"] if route[0] == "-T" else body
+        message = json.loads(body)["error"] if body.startswith("{") else body  # twine's routes answer text
         assert expected in message and message.index(expected) < 40, f"{case}: {message[:400]}"
         assert_nothing_stored(running.url, data)
 
