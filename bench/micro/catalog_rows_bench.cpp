@@ -117,9 +117,8 @@ file_record read_positionally(const sqlite::statement& row) {
     file.uploaded_by = row.column_optional_text(31);
     file.fetch_url = row.column_optional_text(32);
     file.variant_label = row.column_optional_text(33);
-    file.variant_properties = row.column_text(34);
-    file.variant_namespaces = row.column_text(35);
-    file.type = catalog::parse_package_type(row.column_text(36)).value_or(catalog::package_type::wheel);
+    file.variant_namespaces = row.column_text(34);
+    file.type = catalog::parse_package_type(row.column_text(35)).value_or(catalog::package_type::wheel);
     return file;
 }
 

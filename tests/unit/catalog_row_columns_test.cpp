@@ -67,7 +67,8 @@ constexpr std::array sample_columns = {
 
 }  // namespace
 
-TEST_CASE("catalog rows: every column of files, projects and release_variants is in its list, once", "[catalog]") {
+TEST_CASE("catalog rows: every column of files, projects, release_variants and variant_properties is in its list, once",
+          "[catalog]") {
     temp_dir dir;
     REQUIRE(catalog::catalog::open(dir / "catalog.db"));
     auto db = sqlite::connection::open(dir / "catalog.db", {.read_only = true});
@@ -76,6 +77,7 @@ TEST_CASE("catalog rows: every column of files, projects and release_variants is
     check_same_names(table_columns(*db, "files"), listed(catalog::file_columns, {"id", "project_id"}));
     check_same_names(table_columns(*db, "projects"), listed(catalog::project_columns, {"id", "created_ms"}));
     check_same_names(table_columns(*db, "release_variants"), listed(catalog::release_columns, {"project_id"}));
+    check_same_names(table_columns(*db, "variant_properties"), listed(catalog::property_columns, {"file_id"}));
 }
 
 TEST_CASE("sqlite columns: the lists an INSERT, an upsert and a SELECT are made of", "[sqlite]") {

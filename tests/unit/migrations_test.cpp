@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include "test_support.hpp"
 #include "wheelhouse/catalog/migrations.hpp"
 #include "wheelhouse/sqlite/connection.hpp"
@@ -123,4 +126,49 @@ TEST_CASE("migrations: 0005 gives remote files a fetch URL, NULL for the rows al
     REQUIRE(*catalog::migrate(db) == all.back().number);
     CHECK(*db.query_int64("SELECT count(*) FROM files WHERE fetch_url IS NULL") == 1);
     REQUIRE(db.execute("UPDATE files SET fetch_url = 'https://api.github.com/repos/o/r/releases/assets/7'"));
+}
+
+TEST_CASE("migrations: 0008 turns each variant wheel's properties JSON into rows and drops the column", "[migrations]") {
+    temp_dir dir;
+    auto db = open_db(dir / "catalog.db");
+    const auto all = catalog::built_in_migrations();
+    REQUIRE(all.size() >= 8);
+    CHECK(all[7].name == "0008_variant_properties.sql");
+    REQUIRE(*catalog::migrate(db, all.first(7)) == 7);
+    REQUIRE(db.execute("INSERT INTO projects (name, display_name, created_ms) VALUES ('flash-attn', 'flash_attn', 1)"));
+    // A plain wheel, the null variant and a CUDA build, as 0007 stored them.
+    const auto insert = [&](std::string_view filename, std::string_view label, std::string_view properties) {
+        auto query = db.prepare(
+            "INSERT INTO files (project_id, filename, version, normalized_version, python_tag, abi_tag, platform_tag, "
+            "sha256, size, upload_time_ms, variant_label, variant_properties) VALUES (1, ?1, '2.8.3', '2.8.3', 'cp312', "
+            "'cp312', 'linux_x86_64', ?2, 10, 1, ?3, ?4)");
+        REQUIRE(query);
+        query->bind_text(1, filename).bind_text(2, std::string(64, 'a'));
+        if (label.empty()) query->bind_null(3);
+        else query->bind_text(3, label);
+        query->bind_text(4, properties);
+        REQUIRE(query->run());
+    };
+    insert("flash_attn-2.8.3-cp312-cp312-linux_x86_64.whl", "", "");
+    insert("flash_attn-2.8.3-cp312-cp312-linux_x86_64-null.whl", "null", "{}");
+    insert("flash_attn-2.8.3-cp312-cp312-linux_x86_64-cu128.whl", "cu128",
+           R"({"nvidia":{"cuda_version_lower_bound":["12.8"],"sm_arch":["100_real","90_real"]},"x86_64":{"level":["v3"]}})");
+
+    REQUIRE(*catalog::migrate(db) == all.back().number);
+    auto rows = db.prepare(
+        "SELECT f.variant_label, v.namespace, v.feature, v.value FROM variant_properties v JOIN files f ON f.id = v.file_id "
+        "ORDER BY f.id, v.namespace, v.feature, v.value");
+    REQUIRE(rows);
+    std::vector<std::string> read;
+    while (*rows->step()) {
+        read.push_back(rows->column_text(0) + " " + rows->column_text(1) + " :: " + rows->column_text(2) +
+                       " :: " + rows->column_text(3));
+    }
+    CHECK(read == std::vector<std::string>{"cu128 nvidia :: cuda_version_lower_bound :: 12.8",
+                                           "cu128 nvidia :: sm_arch :: 100_real", "cu128 nvidia :: sm_arch :: 90_real",
+                                           "cu128 x86_64 :: level :: v3"});
+    CHECK(*db.query_int64("SELECT count(*) FROM pragma_table_info('files') WHERE name = 'variant_properties'") == 0);
+    // A file's rows go with it.
+    REQUIRE(db.execute("DELETE FROM files WHERE variant_label = 'cu128'"));
+    CHECK(*db.query_int64("SELECT count(*) FROM variant_properties") == 0);
 }

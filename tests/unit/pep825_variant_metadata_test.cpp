@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,12 +21,14 @@ const std::string cuda_wheel = document(
     R"({"namespace": ["nvidia"]})",
     R"({"cu128_sm90": {"nvidia": {"cuda_version_lower_bound": ["12.8"], "sm_arch": ["90_real", "100_real"]}}})");
 
-std::string refusal(const std::string& text) {
-    auto parsed = parse_variant_metadata(text);
+std::string refusal_with(const std::string& text, const limits& within) {
+    auto parsed = parse_variant_metadata(text, within);
     REQUIRE_FALSE(parsed.has_value());
     CHECK(parsed.error().kind == wheelhouse::error_kind::invalid);
     return parsed.error().message;
 }
+
+std::string refusal(const std::string& text) { return refusal_with(text, {}); }
 
 }  // namespace
 
@@ -38,11 +41,6 @@ TEST_CASE("pep825: a wheel's variant.json is read, values as sorted sets", "[pep
     CHECK(properties.at("nvidia").at("sm_arch") == std::vector<std::string>{"100_real", "90_real"});
     CHECK(describe(properties) ==
           "nvidia :: cuda_version_lower_bound :: 12.8, nvidia :: sm_arch :: 100_real, nvidia :: sm_arch :: 90_real");
-    CHECK(properties_json(properties) ==
-          R"({"nvidia":{"cuda_version_lower_bound":["12.8"],"sm_arch":["100_real","90_real"]}})");
-    auto back = parse_properties_json(properties_json(properties));
-    REQUIRE(back.has_value());
-    CHECK(*back == properties);
 }
 
 TEST_CASE("pep825: the null variant has no properties", "[pep825]") {
@@ -145,4 +143,94 @@ TEST_CASE("pep825: the release file reads back as what it was made from", "[pep8
     CHECK(back->variants == release.variants);
     CHECK(release_variants_filename("flash-attn", "2.8.3") == "flash_attn-2.8.3-variants.json");
     CHECK(release_variants_filename("numpy", "2.3.2.post1") == "numpy-2.3.2.post1-variants.json");
+}
+
+namespace {
+
+// `count` names "<prefix>0", "<prefix>1", ... as a JSON list's items or an object's keys.
+std::string names(std::size_t count, std::string_view prefix, std::string_view after_each = "") {
+    std::string out;
+    for (std::size_t i = 0; i < count; ++i) {
+        out += (out.empty() ? "\"" : ", \"") + std::string(prefix) + std::to_string(i) + "\"" + std::string(after_each);
+    }
+    return out;
+}
+
+std::string list(std::size_t count, std::string_view prefix) { return "[" + names(count, prefix) + "]"; }
+std::string object(std::size_t count, std::string_view prefix, std::string_view value) {
+    return "{" + names(count, prefix, ": " + std::string(value)) + "}";
+}
+
+}  // namespace
+
+TEST_CASE("pep825: each count and length is held to its limit, at it taken, past it refused naming it", "[pep825]") {
+    const limits within;
+    const auto nvidia = [](std::string_view features) {
+        return document(R"({"namespace": ["nvidia"]})", R"({"big": {"nvidia": )" + std::string(features) + "}}");
+    };
+    const auto labels = [](std::size_t count) { return document(R"({"namespace": ["nvidia"]})", object(count, "l", "{}")); };
+    const auto listed = [](std::size_t count) { return document(R"({"namespace": )" + list(count, "n") + "}", "{}"); };
+    const auto in_label = [](std::size_t count) {
+        return document(R"({"namespace": )" + list(16, "n") + "}", R"({"big": )" + object(count, "n", "{}") + "}");
+    };
+    const auto all_spaces = [](std::size_t label_count) {
+        return document(R"({"namespace": )" + list(16, "n") + "}", object(label_count, "l", object(16, "n", "{}")));
+    };
+    const auto features = [&](std::size_t count) { return nvidia(object(count, "f", R"(["1"])")); };
+    const auto all_features = [](std::size_t spaces) {
+        return document(R"({"namespace": )" + list(spaces, "n") + "}",
+                        R"({"big": )" + object(spaces, "n", object(32, "f", R"(["1"])")) + "}");
+    };
+    const auto values = [&](std::size_t count) { return nvidia(R"({"sm_arch": )" + list(count, "v") + "}"); };
+    const auto all_values = [&](std::size_t feature_count) { return nvidia(object(feature_count, "f", list(128, "v"))); };
+    const auto value_of = [&](std::size_t length) { return nvidia(R"({"sm_arch": [")" + std::string(length, '9') + R"("]})"); };
+    const auto label_of = [](std::size_t length) {
+        return document(R"({"namespace": ["nvidia"]})", "{\"" + std::string(length, 'l') + "\": {}}");
+    };
+
+    struct limit_case {
+        const char* what;
+        std::function<std::string(std::size_t)> make;
+        std::size_t at;  // the largest count (or length) taken
+        std::string reason;
+    };
+    const std::vector<limit_case> cases = {
+        {"labels", labels, within.labels, "map at most 64 labels: variants has 65"},
+        {"namespaces listed", listed, within.namespaces,
+         "list at most 16 namespaces in default-priorities: default-priorities.namespace lists 17"},
+        {"namespaces in a label", in_label, within.namespaces, "use at most 16 namespaces per label: variants.big has 17"},
+        {"namespaces in all (16 per label)", all_spaces, within.total_namespaces / 16,
+         "use at most 256 namespaces in all: variants.l16 brings the count to 272"},
+        {"features in a namespace", features, within.features,
+         "list at most 32 features per namespace: variants.big.nvidia has 33"},
+        {"features in all (32 per namespace)", all_features, within.total_features / 32,
+         "use at most 256 features in all: variants.big.n8 brings the count to 288"},
+        {"values in a feature", values, within.values,
+         "list at most 128 values per feature: variants.big.nvidia.sm_arch lists 129"},
+        {"values in all (128 per feature)", all_values, within.total_values / 128,
+         "use at most 1024 values in all: variants.big.nvidia.f8 brings the count to 1152"},
+        {"a value's length", value_of, within.name_length,
+         "use values of at most 64 characters: variants.big.nvidia.sm_arch has one of 65"},
+        {"a label's length", label_of, within.name_length, "use labels of at most 64 characters: variants has one of 65"},
+    };
+    for (const auto& one : cases) {
+        CAPTURE(one.what);
+        auto taken = parse_variant_metadata(one.make(one.at));
+        if (!taken) FAIL(taken.error().message);
+        CHECK_THAT(refusal(one.make(one.at + 1)), Catch::StartsWith(one.reason));
+    }
+}
+
+TEST_CASE("pep825: the byte limit counts the whole file, whitespace included", "[pep825]") {
+    const limits within;
+    const auto padded = [&](std::size_t size) { return cuda_wheel + std::string(size - cuda_wheel.size(), ' '); };
+    CHECK(parse_variant_metadata(padded(within.bytes)).has_value());
+    CHECK_THAT(refusal(padded(within.bytes + 1)),
+               Catch::Equals("keep variant.json within 65536 bytes: it is 65537 (whitespace counts)"));
+    CHECK(check_size(within.bytes).has_value());
+    CHECK_FALSE(check_size(5ULL << 30).has_value());  // as an archive declares it, before any inflating
+    // Other limits, for a caller that keeps its own.
+    limits tight;
+    tight.values = 1;
+    CHECK_THAT(refusal_with(cuda_wheel, tight), Catch::Contains("list at most 1 values per feature"));
 }

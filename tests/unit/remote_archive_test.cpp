@@ -197,6 +197,29 @@ TEST_CASE("remote archive: a variant wheel's variant.json is read by range, like
     CHECK_THAT(other.error().message, Catch::Contains("must list exactly the filename's label 'cu130'"));
 }
 
+TEST_CASE("remote archive: a variant.json past the byte limit is refused by its declared size, never fetched",
+          "[remote_archive][pep825]") {
+    // A valid variant.json padded to 2 MiB with mixed whitespace, which deflates only about 4:1.
+    std::string padded = R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json", )"
+                         R"("default-priorities": {"namespace": ["nvidia"]}, "variants": {"cu128": {}})";
+    std::mt19937_64 generator(825);
+    while (padded.size() < (2u << 20)) padded.push_back(" \t\r\n"[generator() % 4]);
+    padded.push_back('}');
+    wheel_spec spec;
+    spec.files = {{"demo/__init__.py", "VALUE = 1\n"}, {"demo-1.0.dist-info/variant.json", padded}};
+    served_bytes file{build_wheel(spec)};
+    auto cache = file.cache();
+    const auto labelled = pep427::parse_wheel_filename("demo-1.0-py3-none-any-cu128.whl").value();
+    auto refused = ingest::validate_remote_wheel(cache, labelled);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().kind == error_kind::invalid);
+    CHECK_THAT(refused.error().message,
+               Catch::StartsWith("fix variant.json and rebuild the wheel: keep variant.json within 65536 bytes: it is " +
+                                 std::to_string(padded.size())));
+    INFO("fetched " << cache.bytes_fetched() << " of " << file.bytes.size());
+    CHECK(cache.bytes_fetched() < 200 * 1024);
+}
+
 TEST_CASE("remote archive: not a zip, truncated or oversized directories are refused precisely", "[remote_archive]") {
     SECTION("not a zip") {
         served_bytes file{incompressible(100'000)};

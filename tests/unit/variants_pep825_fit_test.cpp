@@ -26,7 +26,7 @@ variants::selector wanted(std::string_view text) {
 catalog::file_record variant_wheel(const std::string& label, const pep825::variant_properties& properties) {
     auto file = testing::file_record_for("flash_attn-2.8.3-cp312-cp312-linux_x86_64-" + label + ".whl");
     file.variant_label = label;
-    file.variant_properties = pep825::properties_json(properties);
+    file.variant_properties = properties;
     return file;
 }
 

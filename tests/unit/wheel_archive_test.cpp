@@ -250,3 +250,17 @@ TEST_CASE("wheel_archive: an oversized METADATA is refused before it is read", "
     check_refused(read_bytes(build_wheel(spec), limits), error_kind::too_large,
                   "demo-1.0.dist-info/RECORD is");  // RECORD is read first and is already past 100 bytes
 }
+
+TEST_CASE("wheel_archive: a variant.json past PEP 825's byte limit is measured, not read", "[wheel_archive][pep825]") {
+    wheel_spec spec;
+    spec.files["demo-1.0.dist-info/variant.json"] = std::string(70 * 1024, ' ');
+    auto read = read_bytes(build_wheel(spec));
+    if (!read) FAIL(read.error().message);
+    CHECK(read->variant_json_size == 70u * 1024);
+    CHECK_FALSE(read->variant_json.has_value());
+    spec.files["demo-1.0.dist-info/variant.json"] = "{}";
+    read = read_bytes(build_wheel(spec));
+    REQUIRE(read);
+    CHECK(read->variant_json_size == 2u);
+    CHECK(read->variant_json == "{}");
+}

@@ -26,14 +26,22 @@ const std::string insert_file = "INSERT INTO files (project_id, " + sqlite::colu
 
 // The queries below take the connection to run on, so reads and the writer share them.
 
+// The file row `query` stands on, with its PEP 825 properties.
+result<std::optional<file_record>> whole_file(sqlite::connection& db, sqlite::statement& query) {
+    auto row = query.step();
+    if (!row) return row.error();
+    if (!*row) return std::optional<file_record>();
+    auto file = read_file_row(query);
+    query.reset();
+    if (auto read = read_variant_properties(db, file); !read) return read.error();
+    return std::optional<file_record>(std::move(file));
+}
+
 result<std::optional<file_record>> select_file(sqlite::connection& db, std::string_view filename) {
     auto query = db.cached(file_by_name);
     if (!query) return query.error();
     (*query)->bind_text(1, filename);
-    auto row = (*query)->step();
-    if (!row) return row.error();
-    if (!*row) return std::optional<file_record>();
-    return std::optional<file_record>(read_file_row(**query));
+    return whole_file(db, **query);
 }
 
 result<std::optional<project_record>> select_project(sqlite::connection& db, std::string_view name) {
@@ -192,6 +200,9 @@ result<std::optional<project_files>> read_project_files(sqlite::connection& db, 
         if (!*row) break;
         found.files.push_back(read_file_row(**query));
     }
+    for (auto& file : found.files) {
+        if (auto read = read_variant_properties(db, file); !read) return read.error();
+    }
     auto release_files = read_release_variants(db, name);
     if (!release_files) return release_files.error();
     found.release_variants = std::move(*release_files);
@@ -210,10 +221,7 @@ result<std::optional<file_record>> catalog::find_file(std::string_view sha256, s
     auto query = (*reader)->cached(file_by_sha256_and_name);
     if (!query) return query.error();
     (*query)->bind_text(1, filename).bind_text(2, sha256);
-    auto row = (*query)->step();
-    if (!row) return row.error();
-    if (!*row) return std::optional<file_record>();
-    return std::optional<file_record>(read_file_row(**query));
+    return whole_file(**reader, **query);
 }
 
 result<std::optional<release_variants_file>> catalog::find_release_variants(std::string_view sha256,
@@ -254,6 +262,7 @@ result<add_result> add_file_in_transaction(sqlite::connection& db, const new_fil
     if (added.file.upload_time_ms == 0) added.file.upload_time_ms = now_ms();
     if (auto inserted = insert_file_row(db, *project_id, added.file); !inserted) return inserted.error();
     added.file.id = db.last_insert_rowid();
+    if (auto written = write_variant_properties(db, added.file); !written) return written.error();
     if (added.file.variant_label) {
         auto rewritten = rewrite_release_variants(db, *project_id, added.file.project, added.file.normalized_version);
         if (!rewritten) return rewritten.error();

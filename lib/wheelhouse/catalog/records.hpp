@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "wheelhouse/pep825/variant_metadata.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
 namespace wheelhouse::catalog {
@@ -63,11 +64,21 @@ struct file_record {
     std::optional<std::string> fetch_url;
     // PEP 825: the filename's variant label ("null" for the null variant); nullopt otherwise.
     std::optional<std::string> variant_label;
-    std::string variant_properties;  // the label's properties (pep825::properties_json); "" without a label
+    // The label's properties, parsed once at ingest and kept as variant_properties rows, read
+    // back with the file row; empty for the null variant and without a label.
+    pep825::variant_properties variant_properties;
     std::string variant_namespaces;  // its variant.json's default-priorities.namespace, JSON; "" without a label
     package_type type = package_type::wheel;
 
     bool yanked() const noexcept { return yanked_reason.has_value(); }
+};
+
+// PEP 825: one property of a variant wheel, one row of variant_properties (the file's id is the
+// rest of the key): how the catalog keeps a label's properties without JSON to parse on a read.
+struct variant_property {
+    std::string space;  // the namespace
+    std::string feature;
+    std::string value;
 };
 
 // PEP 825: the {name}-{version}-variants.json of a release with variant wheels, generated from

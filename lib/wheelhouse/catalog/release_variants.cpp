@@ -11,15 +11,22 @@
 namespace wheelhouse::catalog {
 namespace {
 
-// The columns of a variant wheel that its release's variants.json is made from.
-constexpr auto variant_wheel_columns =
-    sqlite::pick(file_columns, {"filename", "variant_label", "variant_properties", "variant_namespaces"});
+const std::string insert_property = "INSERT INTO variant_properties (file_id, " +
+                                    sqlite::column_list(property_columns) + ") VALUES (?1, " +
+                                    sqlite::parameter_list(property_columns, 2) + ")";
+// In the order of the table's key, which is the map's.
+const std::string properties_of_file = "SELECT " + sqlite::column_list(property_columns) +
+                                       " FROM variant_properties WHERE file_id = ?1 ORDER BY namespace, feature, value";
+
+// The columns of a variant wheel that its release's variants.json is made from, beside its id
+// and properties.
+constexpr auto variant_wheel_columns = sqlite::pick(file_columns, {"filename", "variant_label", "variant_namespaces"});
 
 // The variant wheels of one release, by filename, with only variant_wheel_columns read.
 result<std::vector<file_record>> variant_rows(sqlite::connection& db, std::int64_t project_id,
                                               std::string_view normalized_version) {
     static const std::string by_release =
-        "SELECT " + sqlite::column_list(variant_wheel_columns) +
+        "SELECT id, " + sqlite::column_list(variant_wheel_columns) +
         " FROM files WHERE project_id = ?1 AND normalized_version = ?2 AND variant_label IS NOT NULL ORDER BY filename";
     auto query = db.cached(by_release);
     if (!query) return query.error();
@@ -29,7 +36,12 @@ result<std::vector<file_record>> variant_rows(sqlite::connection& db, std::int64
         auto row = (*query)->step();
         if (!row) return row.error();
         if (!*row) break;
-        sqlite::read_columns(**query, 0, variant_wheel_columns, rows.emplace_back());
+        auto& file = rows.emplace_back();
+        file.id = (*query)->column_int64(0);
+        sqlite::read_columns(**query, 1, variant_wheel_columns, file);
+    }
+    for (auto& file : rows) {
+        if (auto read = read_variant_properties(db, file); !read) return read.error();
     }
     return rows;
 }
@@ -45,11 +57,6 @@ result<std::vector<std::string>> release_namespaces(const std::vector<file_recor
         merged = std::move(*next);
     }
     return merged;
-}
-
-std::string shown_properties(std::string_view json) {
-    auto parsed = pep825::parse_properties_json(json);
-    return parsed ? pep825::describe(*parsed) : std::string(json);
 }
 
 // A whole release_variants row: the project's name (by the join), then release_columns.
@@ -73,6 +80,44 @@ const std::string upsert_release = "INSERT INTO release_variants (project_id, " 
 
 }  // namespace
 
+result<void> write_variant_properties(sqlite::connection& db, const file_record& file) {
+    auto insert = db.cached(insert_property);
+    if (!insert) return insert.error();
+    variant_property row;
+    for (const auto& [space, features] : file.variant_properties) {
+        for (const auto& [feature, values] : features) {
+            for (const auto& value : values) {
+                row = {space, feature, value};
+                (*insert)->bind_int64(1, file.id);
+                sqlite::bind_columns(**insert, 2, property_columns, row);
+                if (auto done = (*insert)->run(); !done) return done.error();
+                (*insert)->reset();
+            }
+        }
+    }
+    return {};
+}
+
+result<void> read_variant_properties(sqlite::connection& db, file_record& file) {
+    file.variant_properties.clear();
+    if (!file.variant_label) return {};
+    auto query = db.cached(properties_of_file);
+    if (!query) return query.error();
+    (*query)->bind_int64(1, file.id);
+    auto& properties = file.variant_properties;
+    variant_property row;
+    for (;;) {
+        auto step = (*query)->step();
+        if (!step) return step.error();
+        if (!*step) return {};
+        sqlite::read_columns(**query, 0, property_columns, row);
+        // The rows come in key order: each namespace and feature is new or the last one made.
+        auto space = properties.try_emplace(properties.end(), std::move(row.space));
+        auto feature = space->second.try_emplace(space->second.end(), std::move(row.feature));
+        feature->second.push_back(std::move(row.value));
+    }
+}
+
 result<void> check_variant_fits(sqlite::connection& db, std::int64_t project_id, const file_record& file) {
     if (!file.variant_label) return {};
     auto rows = variant_rows(db, project_id, file.normalized_version);
@@ -82,8 +127,8 @@ result<void> check_variant_fits(sqlite::connection& db, std::int64_t project_id,
         return make_error(error_kind::conflict,
                           "give the build another variant label: '" + *row.variant_label +
                               "' already names other properties in release " + file.normalized_version,
-                          row.filename + " has " + shown_properties(row.variant_properties) + "; " + file.filename +
-                              " has " + shown_properties(file.variant_properties) +
+                          row.filename + " has " + pep825::describe(row.variant_properties) + "; " + file.filename +
+                              " has " + pep825::describe(file.variant_properties) +
                               "; PEP 825 lets a label mean one set of properties per release");
     }
     auto merged = release_namespaces(*rows);
@@ -108,11 +153,7 @@ result<void> rewrite_release_variants(sqlite::connection& db, std::int64_t proje
     auto namespaces = release_namespaces(*rows);
     if (!namespaces) return namespaces.error();
     release.namespace_priorities = std::move(*namespaces);
-    for (const auto& row : *rows) {
-        auto properties = pep825::parse_properties_json(row.variant_properties);
-        if (!properties) return make_error(error_kind::internal, row.filename + ": " + properties.error().message);
-        release.variants.emplace(*row.variant_label, std::move(*properties));
-    }
+    for (auto& row : *rows) release.variants.emplace(*row.variant_label, std::move(row.variant_properties));
     release_variants_file file;
     file.normalized_version = normalized_version;
     file.filename = pep825::release_variants_filename(project, normalized_version);

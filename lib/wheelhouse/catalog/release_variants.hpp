@@ -15,6 +15,13 @@
 
 namespace wheelhouse::catalog {
 
+// A variant wheel's properties (file.variant_properties) as variant_properties rows of file.id,
+// written in the transaction that adds its row; a file row goes with them on delete.
+result<void> write_variant_properties(sqlite::connection& db, const file_record& file);
+// Reads them back into file.variant_properties, in the map's order as the rows' key keeps it:
+// no JSON to parse and nothing to sort on a read. Nothing to read for a file without a label.
+result<void> read_variant_properties(sqlite::connection& db, file_record& file);
+
 // Before `file` (a variant wheel) joins its release: its label, if already used there, must
 // mean the same properties (else `conflict`, naming both files and both property sets), and
 // its namespace priorities must merge with the release's (else `invalid`, naming both lists).

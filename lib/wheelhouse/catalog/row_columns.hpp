@@ -1,14 +1,15 @@
 #pragma once
 // The catalog's rows as columns (sqlite/columns.hpp): the lists below are the only place a
-// column of `files`, `projects` or `release_variants` is named. Every INSERT, SELECT and row
-// reader of those tables is made from them.
+// column of `files`, `projects`, `release_variants` or `variant_properties` is named. Every
+// INSERT, SELECT and row reader of those tables is made from them.
 //
 // Adding a column is one line in its list here (beside its field in records.hpp and the
 // migration in schema/ that adds it to the table): `sqlite::field<&file_record::x>("x")`, or
 // for a type without a bind_value/read_value pair yet, that pair declared below.
 //
-// Outside the lists: each row's id (assigned by SQLite, read first), and the project of a file
-// or release row, read as p.name through the join and written as project_id.
+// Outside the lists: each row's id (assigned by SQLite, read first), the project of a file or
+// release row, read as p.name through the join and written as project_id, and the file_id of a
+// property row.
 
 #include <array>
 #include <string>
@@ -64,7 +65,6 @@ inline constexpr std::array file_columns = {
     sqlite::field<&file_record::uploaded_by>("uploaded_by"),
     sqlite::field<&file_record::fetch_url>("fetch_url"),
     sqlite::field<&file_record::variant_label>("variant_label"),
-    sqlite::field<&file_record::variant_properties>("variant_properties"),
     sqlite::field<&file_record::variant_namespaces>("variant_namespaces"),
     sqlite::field<&file_record::type>("packagetype"),
 };
@@ -82,6 +82,13 @@ inline constexpr std::array release_columns = {
     sqlite::field<&release_variants_file::content>("content"),
     sqlite::field<&release_variants_file::sha256>("sha256"),
     sqlite::field<&release_variants_file::updated_ms>("updated_ms"),
+};
+
+// variant_properties rows, beside the file_id they belong to.
+inline constexpr std::array property_columns = {
+    sqlite::field<&variant_property::space>("namespace"),
+    sqlite::field<&variant_property::feature>("feature"),
+    sqlite::field<&variant_property::value>("value"),
 };
 
 // "f.id, p.name, f.filename, …": a whole file row, read from `files f JOIN projects p ON

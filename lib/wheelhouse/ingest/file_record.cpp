@@ -51,7 +51,7 @@ catalog::file_record make_file_record(const pep427::wheel_filename& wheel, const
     file.uploaded_by = std::move(uploaded_by);
     if (wheel.variant_label && validated.variant) {
         file.variant_label = *wheel.variant_label;
-        file.variant_properties = pep825::properties_json(validated.variant->variants.at(*wheel.variant_label));
+        file.variant_properties = validated.variant->variants.at(*wheel.variant_label);
         file.variant_namespaces = pep825::namespaces_json(validated.variant->namespace_priorities);
     }
     return file;

@@ -18,6 +18,7 @@
 #include "wheelhouse/ingest/record.hpp"
 #include "wheelhouse/ingest/zip_range_source.hpp"
 #include "wheelhouse/ingest/zip_tail.hpp"
+#include "wheelhouse/pep825/variant_metadata.hpp"
 #include "wheelhouse/text/base64.hpp"
 
 namespace wheelhouse::ingest {
@@ -339,9 +340,14 @@ result<wheel_archive> start_archive(zip_t* archive, const directory& found, cons
     if (auto checked = check_wheel_metadata(*wheel_text); !checked) return checked.error();
     wheel.wheel = std::move(wheel_text).value();
     if (found.variant_json) {
-        auto variant = read_small_entry(archive, found.entries[*found.variant_json], limits.max_metadata_size);
-        if (!variant) return variant.error();
-        wheel.variant_json = std::move(variant).value();
+        const auto& entry = found.entries[*found.variant_json];
+        wheel.variant_json_size = entry.size;
+        // A larger one is refused by its declared size (wheel_validation) before a byte is inflated.
+        if (entry.size <= pep825::limits{}.bytes) {
+            auto variant = read_small_entry(archive, entry, pep825::limits{}.bytes);
+            if (!variant) return variant.error();
+            wheel.variant_json = std::move(variant).value();
+        }
     }
     return wheel;
 }

@@ -35,7 +35,10 @@ struct wheel_archive {
     std::string dist_info;  // "flash_attn-2.8.3.dist-info", without the trailing '/'
     std::string metadata;   // *.dist-info/METADATA, byte for byte
     std::string wheel;      // *.dist-info/WHEEL
-    std::optional<std::string> variant_json;  // *.dist-info/variant.json (PEP 825), when there is one
+    // *.dist-info/variant.json (PEP 825), when there is one: its size as the archive declares
+    // it, and its bytes when that is within pep825::limits' (past it, it is not inflated).
+    std::optional<std::uint64_t> variant_json_size;
+    std::optional<std::string> variant_json;
     std::uint64_t entry_count = 0;
     std::uint64_t uncompressed_size = 0;  // bytes actually inflated; declared, for a remote archive
     bool entries_verified = true;         // every entry inflated and held to RECORD; not for a remote archive

@@ -54,11 +54,14 @@ result<std::optional<pep825::variant_metadata>> check_variant_metadata(const whe
     if (!wheel.variant_label) return std::optional<pep825::variant_metadata>();
     const auto& label = *wheel.variant_label;
     const std::string file = archive.dist_info + "/variant.json";
-    if (!archive.variant_json) {
+    if (!archive.variant_json_size) {
         return invalid("rebuild the wheel with its variant.json: the filename names variant '" + label + "'",
                        file + " is missing; PEP 825 variant wheels carry it, mapping the label to its properties");
     }
-    auto parsed = pep825::parse_variant_metadata(*archive.variant_json);
+    auto parsed = [&]() -> result<pep825::variant_metadata> {
+        if (auto fits = pep825::check_size(*archive.variant_json_size); !fits) return fits.error();
+        return pep825::parse_variant_metadata(archive.variant_json.value_or(""));
+    }();
     if (!parsed) return invalid("fix variant.json and rebuild the wheel: " + parsed.error().message, file);
     std::string labels;
     for (const auto& [listed, properties] : parsed->variants) labels += (labels.empty() ? "" : ", ") + listed;

@@ -5,6 +5,8 @@
 // python/peps revision with `variant-schema-0.1.1.json`): an unknown version is refused, as
 // the PEP requires of tools. Pure functions.
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -26,16 +28,31 @@ struct variant_metadata {
     std::map<std::string, variant_properties> variants;  // by label
 };
 
-// Parses a variant.json or variants.json. Refuses, with the JSON path and the rule: invalid
-// JSON, a repeated key in any object, an unknown key, a `$schema` other than schema_url (naming
-// the version it holds), names and values outside the PEP's character sets, an empty or
-// repeated value list, a namespace missing from default-priorities.namespace, properties on
-// the label "null". Errors are `invalid`.
-result<variant_metadata> parse_variant_metadata(std::string_view json);
+// What one variant.json may hold. Generous for real variant wheels (a wheel's file maps its one
+// label; NVIDIA's sm_arch lists run to tens of values), small enough that a hostile file costs
+// little to read, store and serve. README "What a client may send" names each.
+struct limits {
+    std::uint64_t bytes = 64 * 1024;     // the whole file, whitespace included
+    std::size_t labels = 64;             // keys of `variants`
+    std::size_t namespaces = 16;         // in default-priorities.namespace, and in one label
+    std::size_t total_namespaces = 256;  // over every label
+    std::size_t features = 32;           // in one namespace of a label
+    std::size_t total_features = 256;    // over every label and namespace
+    std::size_t values = 128;            // in one feature's list
+    std::size_t total_values = 1024;     // over every label and feature
+    std::size_t name_length = 64;        // a label, namespace, feature name or value
+};
 
-// The properties as canonical JSON (keys and values sorted), the catalog's spelling; and back.
-std::string properties_json(const variant_properties& properties);
-result<variant_properties> parse_properties_json(std::string_view json);
+// `bytes` of variant.json within `within.bytes`, else `invalid` leading with the fix.
+result<void> check_size(std::uint64_t bytes, const limits& within = {});
+
+// Parses a variant.json or variants.json in time O(n log n) of its size. Refuses, with the JSON
+// path and the rule: a file or a count past `within` (the limit named), invalid JSON, a
+// repeated key in any object, an unknown key, a `$schema` other than schema_url (naming the
+// version it holds), names and values outside the PEP's character sets, an empty or repeated
+// value list, a namespace missing from default-priorities.namespace, properties on the label
+// "null". Errors are `invalid`.
+result<variant_metadata> parse_variant_metadata(std::string_view json, const limits& within = {});
 // Each property as PEP 825 serialises it, "nvidia :: sm_arch :: 90_real", in order.
 std::vector<std::string> property_strings(const variant_properties& properties);
 // Those joined by ", ", or "no properties".

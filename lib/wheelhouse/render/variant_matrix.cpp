@@ -81,9 +81,7 @@ json::array spellings_of(const std::vector<std::string>& selectors) {
 json::value pep825_json(const catalog::file_record& file) {
     if (!file.variant_label) return nullptr;
     json::array properties;
-    if (auto parsed = pep825::parse_properties_json(file.variant_properties)) {
-        for (auto& property : pep825::property_strings(*parsed)) properties.emplace_back(std::move(property));
-    }
+    for (auto& property : pep825::property_strings(file.variant_properties)) properties.emplace_back(std::move(property));
     return json::object{{"label", *file.variant_label}, {"properties", std::move(properties)}};
 }
 

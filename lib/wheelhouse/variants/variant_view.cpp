@@ -31,11 +31,7 @@ slot_key slot_of(const file_record& file) {
 
 // How `file` fits `wanted`, or nullopt; a PEP 825 wheel by its properties (pep825_fit).
 std::optional<int> fit_of(const file_record& file, const selector& wanted) {
-    if (file.variant_label) {
-        const auto properties = pep825::parse_properties_json(file.variant_properties);
-        if (!properties) return std::nullopt;
-        return pep825_fit(*properties, wanted);
-    }
+    if (file.variant_label) return pep825_fit(file.variant_properties, wanted);
     if (!satisfies(file.variant, wanted)) return std::nullopt;
     return specificity(file.variant, wanted);
 }
@@ -284,11 +280,7 @@ std::vector<std::vector<std::string>> reaching_selectors(std::span<const file_re
     std::vector<std::vector<std::string>> out(files.size());
     for (std::size_t index = 0; index < files.size(); ++index) {
         const auto& file = files[index];
-        build_variant proposing = file.variant;
-        if (file.variant_label) {
-            const auto properties = pep825::parse_properties_json(file.variant_properties);
-            proposing = properties ? nvidia_variant(*properties) : build_variant{};
-        }
+        const auto proposing = file.variant_label ? nvidia_variant(file.variant_properties) : file.variant;
         for (const auto& candidate : candidate_selectors(proposing, named)) {
             auto name = candidate.canonical();
             auto found = listings.find(name);
