@@ -330,7 +330,6 @@ def test_the_api_refuses_a_bad_path_in_json(curated, method, path):
     assert "error" in json.loads(body)
 
 
-@pytest.mark.xfail(strict=True, reason="finding (issue 24 item 6, still open): a 431 to a HEAD carries a body")
 def test_a_head_refused_for_its_headers_has_no_body(curated):
     _, running = curated
     with socket.create_connection(address(running), timeout=30) as client:

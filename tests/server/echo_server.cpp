@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
+#include <thread>
 
 #include "wheelhouse/transport/responses.hpp"
 
@@ -32,6 +33,7 @@ public:
     body_plan plan_body(const http::request_header<>& header) override {
         const auto target = header.target();
         if (target == "/throw/plan") throw std::runtime_error("plan_body threw, as the test asked");
+        if (target == "/block") std::this_thread::sleep_for(std::chrono::milliseconds(500));
         body_plan plan;
         plan.limit = 1 << 20;
         if (target == "/stream" || target == "/throw/sink") {
@@ -55,10 +57,11 @@ public:
 
 }  // namespace
 
-echo_server::echo_server(transport::session_limits limits) : handler_(std::make_unique<echo_handler>()) {
+echo_server::echo_server(transport::session_limits limits, unsigned threads)
+    : handler_(std::make_unique<echo_handler>()) {
     transport::server_options options;
     options.port = 0;
-    options.threads = 2;
+    options.threads = threads;
     options.limits = limits;
     options.access_log = "off";
     server_ = std::make_unique<transport::server>(options, *handler_);

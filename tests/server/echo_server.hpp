@@ -5,6 +5,8 @@
 //   /throw/handle   handle throws
 //   /throw/sink     the body streams to a sink whose write throws
 //   /stream         the body streams to a sink that counts it
+//   /block          plan_body holds its I/O thread for 500 ms (and with a one-thread server, the
+//                   listener too), then reads the body into memory
 //   anything else   the body is read into memory (at most 1 MiB)
 // The answer is 200, text: "fields: name,name,...\nbody: <bytes>\n".
 
@@ -16,7 +18,7 @@ namespace wheelhouse::testing {
 
 class echo_server {
 public:
-    explicit echo_server(transport::session_limits limits = {});
+    explicit echo_server(transport::session_limits limits = {}, unsigned threads = 2);
     ~echo_server();
 
     unsigned short port() const { return port_; }

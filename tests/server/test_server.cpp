@@ -99,6 +99,28 @@ raw_client::raw_client(unsigned short port) : socket_(context_) {
     socket_.non_blocking(true);
 }
 
+raw_client::raw_client(unsigned short port, const net::ip::address& source) : socket_(context_) {
+    socket_.open(tcp::v4());
+    socket_.bind(tcp::endpoint(source, 0));
+    socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    socket_.non_blocking(true);
+}
+
+void raw_client::finish_sending() {
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+bool raw_client::closed_by_server(std::chrono::milliseconds wait) {
+    // The first byte after the close is answered with a reset; a later one then fails.
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    while (!send_failed_ && std::chrono::steady_clock::now() < deadline) {
+        send("p", std::chrono::milliseconds(100));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return send_failed_;
+}
+
 bool raw_client::send(std::string_view bytes, std::chrono::milliseconds wait) {
     const auto deadline = std::chrono::steady_clock::now() + wait;
     while (!bytes.empty() && !send_failed_) {

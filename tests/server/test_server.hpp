@@ -75,6 +75,8 @@ private:
 class raw_client {
 public:
     explicit raw_client(unsigned short port);
+    // From `source` (127.0.0.2, say: another client's address on the loopback network).
+    raw_client(unsigned short port, const boost::asio::ip::address& source);
     // False once the server has closed or reset the connection, or when the server has not
     // taken the bytes within `wait`.
     bool send(std::string_view bytes, std::chrono::milliseconds wait = std::chrono::milliseconds(10000));
@@ -83,6 +85,11 @@ public:
     // What has arrived so far, without waiting; closed() says whether the server closed.
     std::string received_now();
     bool closed() const { return closed_; }
+    // Ends the client's half of the connection, as a client that has sent all it will.
+    void finish_sending();
+    // Whether the server has closed the connection whole, told by sending a byte every few
+    // milliseconds (which a lingering server reads and drops) until one fails or `wait` passes.
+    bool closed_by_server(std::chrono::milliseconds wait);
 
 private:
     boost::asio::io_context context_;

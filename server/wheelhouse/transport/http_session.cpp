@@ -138,6 +138,7 @@ void http_session::do_read_header() {
     waiting_for_request_ = true;
     header_block_bytes_ = 0;
     refusal_.reset();
+    head_request_ = false;
     reading_ = reading::header;
     // The whole header block within the idle timeout: a client cannot stretch it by trickling.
     phase_deadline_ = clock::now() + limits_.idle_timeout;
@@ -164,10 +165,12 @@ void http_session::on_header(error_code ec) {
     request_started_ = clock::now();
     request_.received_at = request_started_;
     if (ec) {
+        head_request_ = unread_header_is_head();
         auto refused = header_refusal(ec, limits_);
         return respond_and_close(refused.status, std::move(refused.message));
     }
     const auto& header = header_parser_->get();
+    head_request_ = header.method() == http::verb::head;
     log_method_.assign(header.method_string());  // assign keeps the capacity of the last request's
     log_target_.assign(header.target());
     if (auto refused = check_framing(header)) return respond_and_close(refused->status, std::move(refused->message));
@@ -376,6 +379,7 @@ void http_session::on_read_failed(error_code ec) {
     if (phase == reading::body) discard_body();
     // A client that ends its half of the connection inside a header block still hears why.
     if (phase == reading::header && ec == net::error::eof && buffer_.size() > 0) {
+        head_request_ = unread_header_is_head();
         auto refused = unfinished_header_refusal();
         return respond_and_close(refused.status, std::move(refused.message));
     }
@@ -457,7 +461,14 @@ void http_session::respond_and_close(http::status status, std::string message) {
     if (log_method_.empty()) log_method_ = "-";
     if (log_target_.empty()) log_target_ = "-";
     close_after_response_ = true;
-    do_write(make_text_response_without_request(status, std::move(message)));
+    do_write(make_text_response_without_request(status, std::move(message), {},
+                                                head_request_ ? http::verb::head : http::verb::get));
+}
+
+bool http_session::unread_header_is_head() const {
+    const auto& parsed = header_parser_->get();
+    if (!parsed.method_string().empty()) return parsed.method() == http::verb::head;
+    return starts_head_request({static_cast<const char*>(buffer_.data().data()), buffer_.size()});
 }
 
 void http_session::do_write(outgoing_response response) {

@@ -84,6 +84,9 @@ private:
     void do_close();
     void discard_body() noexcept;
     void fail(error_code ec, const char* what);
+    // Whether a request whose header block could not be read whole is a HEAD, as far as the
+    // parser or, before it parsed the request line, the buffered bytes tell.
+    bool unread_header_is_head() const;
 
     // A completion handler that keeps the session alive, skips `step` once the connection is
     // closed, and contains what `step` throws.
@@ -131,6 +134,7 @@ private:
     clock::time_point request_started_;
     std::uint64_t body_limit_ = 0;
     bool close_after_response_ = false;
+    bool head_request_ = false;  // the request being answered is a HEAD
     bool waiting_for_request_ = false;
     bool draining_ = false;
     bool closed_ = false;

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/transport/http_session.hpp"
+#include "wheelhouse/transport/request_refusals.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::transport {
@@ -15,17 +16,19 @@ namespace {
 constexpr std::chrono::milliseconds accept_retry{100};
 constexpr std::chrono::seconds refusal_warning_interval{10};
 
-std::string busy_response(std::size_t max_connections) {
+std::string unavailable(const std::string& message, http::verb method) {
     http::fields retry;
     retry.set(http::field::retry_after, "1");
-    return serialize(make_text_response_without_request(
-        http::status::service_unavailable,
-        "retry in a second: this server has its limit of " + std::to_string(max_connections) +
-            " connections open (--max-connections)",
-        std::move(retry)));
+    return serialize(
+        make_text_response_without_request(http::status::service_unavailable, message, std::move(retry), method));
 }
 
 }  // namespace
+
+// 503, not 429: pip retries a 503 after its Retry-After (urllib3's default), and not a 429.
+listener::refusal listener::service_unavailable(const std::string& message) {
+    return {unavailable(message, http::verb::get), unavailable(message, http::verb::head)};
+}
 
 listener::listener(net::io_context& context, std::vector<net::io_context*> session_contexts,
                    request_handler& handler, const session_limits& limits, session_registry& registry,
@@ -37,7 +40,8 @@ listener::listener(net::io_context& context, std::vector<net::io_context*> sessi
       limits_(limits),
       registry_(registry),
       log_(log),
-      busy_response_(busy_response(limits.max_connections)) {}
+      busy_(service_unavailable("retry in a second: this server has its limit of " +
+                                std::to_string(limits.max_connections) + " connections open (--max-connections)")) {}
 
 result<void> listener::open(const tcp::endpoint& endpoint) {
     const auto where = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
@@ -85,7 +89,7 @@ void listener::on_accept(error_code ec, tcp::socket socket) {
     if (std::exchange(accept_failing_, false)) spdlog::info("accepting connections again");
     try {
         if (registry_.size() >= limits_.max_connections) {
-            refuse(socket);
+            refuse(socket, busy_);
         } else {
             error_code ignored;
             socket.set_option(tcp::no_delay(true), ignored);
@@ -108,17 +112,20 @@ void listener::back_off(error_code ec) {
     });
 }
 
-void listener::refuse(tcp::socket& socket) {
-    // Answered without a session and without reading the request: past the cap, a connection
-    // holds its descriptor for microseconds. The 503 fits any fresh socket's send buffer.
+void listener::refuse(tcp::socket& socket, const refusal& answer) {
+    // Answered without a session and without parsing the request: a refused connection holds
+    // its descriptor for microseconds. The 503 fits any fresh socket's send buffer.
     const int fd = socket.native_handle();
-    [[maybe_unused]] const auto sent =
-        ::send(fd, busy_response_.data(), busy_response_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    // What the client sent already: whether it is a HEAD (a request still on its way cannot be
+    // told, and gets the body), then dropped, so the close does not reset the connection under
+    // the 503 (RFC 9112 §9.6).
+    std::array<char, 4096> scratch{};
+    const auto received = ::recv(fd, scratch.data(), scratch.size(), MSG_DONTWAIT);
+    const bool head = received > 0 && starts_head_request({scratch.data(), static_cast<std::size_t>(received)});
+    const auto& bytes = head ? answer.head_only : answer.with_body;
+    [[maybe_unused]] const auto sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     error_code ignored;
     socket.shutdown(tcp::socket::shutdown_send, ignored);
-    // Drop what the client sent already, so the close does not reset the connection under the
-    // 503 (RFC 9112 §9.6).
-    std::array<char, 4096> scratch{};
     for (int turn = 0; turn < 16 && ::recv(fd, scratch.data(), scratch.size(), MSG_DONTWAIT) > 0; ++turn) {
     }
     socket.close(ignored);

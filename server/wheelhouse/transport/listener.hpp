@@ -38,7 +38,13 @@ private:
     void do_accept();
     void on_accept(error_code ec, tcp::socket socket);
     void back_off(error_code ec);
-    void refuse(tcp::socket& socket);
+    // A 503 serialised once, with its body and (for a HEAD) without.
+    struct refusal {
+        std::string with_body;
+        std::string head_only;
+    };
+    static refusal service_unavailable(const std::string& message);
+    void refuse(tcp::socket& socket, const refusal& answer);
 
     std::vector<net::io_context*> session_contexts_;
     std::size_t next_context_ = 0;
@@ -48,7 +54,7 @@ private:
     const session_limits& limits_;
     session_registry& registry_;
     access_log& log_;
-    std::string busy_response_;  // the 503 past the cap, serialised once
+    refusal busy_;  // the 503 past the cap
     bool accept_failing_ = false;
     std::size_t refused_since_warning_ = 0;
     std::chrono::steady_clock::time_point last_refusal_warning_{};

@@ -37,6 +37,10 @@ std::string duration_text(std::chrono::milliseconds duration) {
 
 }  // namespace
 
+bool starts_head_request(std::string_view bytes) {
+    return bytes.starts_with("HEAD ");  // methods are case-sensitive (RFC 9110 §9.1)
+}
+
 std::optional<request_refusal> check_framing(const http::request_header<>& header) {
     if (header.find(http::field::transfer_encoding) == header.end()) return std::nullopt;
     // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, whatever else is sent.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "wheelhouse/transport/net.hpp"
 #include "wheelhouse/transport/session_limits.hpp"
@@ -17,6 +18,10 @@ struct request_refusal {
     http::status status;
     std::string message;
 };
+
+// Whether `bytes`, the start of a request no parser has read yet, is a HEAD: a refusal written
+// before the request line is parsed must still leave out its body (RFC 9110 §9.3.2).
+bool starts_head_request(std::string_view bytes);
 
 // What Beast's parser would accept but a server must not guess at: a Transfer-Encoding whose
 // last coding is not chunked, chunked twice, a coding this server does not implement, or any

@@ -148,10 +148,10 @@ outgoing_response make_text_response(const http::request_header<>& request, http
 }
 
 outgoing_response make_text_response_without_request(http::status status, std::string message,
-                                                     http::fields extra) {
+                                                     http::fields extra, http::verb method) {
     http::request_header<> request;
     request.version(11);
-    request.method(http::verb::get);
+    request.method(method);
     request.set(http::field::connection, "close");
     return make_text_response(request, status, std::move(message), std::move(extra));
 }

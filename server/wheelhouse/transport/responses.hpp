@@ -58,9 +58,10 @@ outgoing_response make_streamed_response(http::response<http::empty_body> head, 
 outgoing_response make_text_response(const http::request_header<>& request, http::status status,
                                      std::string message, http::fields extra = {});
 
-// The same when no request could be parsed (HTTP/1.1, connection closes).
+// The same when no request could be parsed (HTTP/1.1, connection closes). `method` is the
+// request's as far as it is known: a HEAD's answer has the same head and no body.
 outgoing_response make_text_response_without_request(http::status status, std::string message,
-                                                     http::fields extra = {});
+                                                     http::fields extra = {}, http::verb method = http::verb::get);
 
 // The bytes of a response held in memory (a Beast message or a prepared_response), for a
 // synchronous write; of a streamed or file response, the head alone.
