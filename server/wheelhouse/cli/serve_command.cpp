@@ -107,6 +107,7 @@ transport::server_options server_options_from(const config::settings& settings, 
     out.limits.read_timeout = settings.read_timeout;
     out.limits.min_body_rate = settings.min_body_rate;
     out.limits.max_connections = settings.max_connections;
+    out.limits.max_connections_per_address = settings.max_connections_per_address;
     return out;
 }
 

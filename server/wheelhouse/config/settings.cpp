@@ -104,8 +104,12 @@ const std::vector<setting>& table() {
                 "Bytes a second a request body must average once --read-timeout has passed, or 408; "
                 "0: no minimum (default 4096)"),
         declare(serving, "max-connections", &settings::max_connections,
-                "Connections open at once; more get 503 with Retry-After (default: what the file-descriptor "
-                "limit leaves room for, two descriptors each)"),
+                "Connections open at once; at the limit a lingering or idle one is closed to make room, and when "
+                "all are busy a new one gets 503 with Retry-After (default: what the file-descriptor limit leaves "
+                "room for, two descriptors each)"),
+        declare(serving, "max-connections-per-address", &settings::max_connections_per_address,
+                "Connections one client address (IPv6: one /64) may hold; more get 503 with Retry-After; "
+                "0: no limit (default; behind a proxy or NAT every client shares its address)"),
         declare(serving, "drain-timeout", &settings::drain_timeout, "Seconds to finish requests on SIGTERM (default 10)"),
         declare(serving, "ingest-workers", &settings::ingest_workers,
                 "Threads for catalog writes: uploads and curation (default: one per core)", zero_is_one_per_core),

@@ -32,6 +32,7 @@ struct settings {
     std::chrono::seconds read_timeout{30};
     std::uint64_t min_body_rate = 4096;  // bytes a second a body averages after read_timeout; 0: none
     unsigned max_connections = 0;        // 0: from the file-descriptor limit
+    unsigned max_connections_per_address = 0;  // one client's share of them; 0: none
     std::chrono::seconds drain_timeout{10};
     unsigned ingest_workers = 0;  // 0: one per core
     unsigned ingest_queue = 16;

@@ -112,11 +112,11 @@ http_session::http_session(tcp::socket&& socket, request_handler& handler, const
 
 http_session::~http_session() {
     cancel_streamed_body();  // stops its producer
-    registry_.remove(this);
+    if (registration_) registry_.remove(*registration_);
 }
 
 void http_session::run() {
-    registry_.add(shared_from_this());
+    registration_ = registry_.add(shared_from_this(), peer_address_);
     net::dispatch(stream_.get_executor(), guarded([this] { do_read_header(); }));
 }
 
@@ -126,6 +126,24 @@ void http_session::drain() {
         error_code ignored;
         if (waiting_for_request_ || reading_ == reading::linger) stream_.socket().cancel(ignored);
     }));
+}
+
+void http_session::give_way() {
+    net::post(stream_.get_executor(), guarded([this] {
+        spdlog::debug("{}: closing this {} connection to make room for a new one (--max-connections)", peer_,
+                      reading_ == reading::linger ? "lingering" : "idle");
+        draining_ = true;
+        // Picked while idle, it may have begun to read a request since: that one is answered.
+        const bool idle = waiting_for_request_ && buffer_.size() == 0 && header_block_bytes_ == 0;
+        error_code ignored;
+        if (idle || reading_ == reading::linger) stream_.socket().cancel(ignored);
+    }));
+}
+
+void http_session::set_activity(session_registry::activity now) {
+    if (activity_ == now || !registration_) return;
+    activity_ = now;
+    registry_.set_activity(*registration_, now);
 }
 
 void http_session::do_read_header() {
@@ -143,6 +161,7 @@ void http_session::do_read_header() {
     // The whole header block within the idle timeout: a client cannot stretch it by trickling.
     phase_deadline_ = clock::now() + limits_.idle_timeout;
     arm_read_deadline();
+    if (buffer_.size() == 0) set_activity(session_registry::activity::idle);
     parse_header();  // a pipelined request may be in the buffer already
 }
 
@@ -355,6 +374,7 @@ void http_session::read_more() {
         if (bytes > 0) {
             last_progress_ = clock::now();
             paced_bytes_ += bytes;
+            if (activity_ == session_registry::activity::idle) set_activity(session_registry::activity::busy);
         }
         if (ec) return on_read_failed(ec);
         continue_reading();
@@ -366,6 +386,7 @@ void http_session::continue_reading() {
         case reading::header: return parse_header();
         case reading::body: return sink_parser_ ? parse_body(*sink_parser_) : parse_body(*string_parser_);
         case reading::linger:
+            if (draining_) return do_close();  // a read that completed before give_way's cancel
             buffer_.consume(buffer_.size());
             return read_more();
         case reading::nothing: return;
@@ -707,6 +728,7 @@ void http_session::linger_and_close() {
     error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec || draining_) return do_close();
+    set_activity(session_registry::activity::lingering);
     reading_ = reading::linger;
     paced_since_ = last_progress_ = clock::now();
     paced_bytes_ = 0;

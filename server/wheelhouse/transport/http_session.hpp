@@ -34,6 +34,9 @@ public:
     // Closes the connection if it is waiting for a request; otherwise closes it after the
     // response in flight. Thread safety: any thread.
     void drain();
+    // The same for a new connection past the cap (session_registry::make_room), except that a
+    // request already arriving is answered first. Thread safety: any thread.
+    void give_way();
 
 private:
     using clock = std::chrono::steady_clock;
@@ -84,6 +87,7 @@ private:
     void do_close();
     void discard_body() noexcept;
     void fail(error_code ec, const char* what);
+    void set_activity(session_registry::activity now);
     // Whether a request whose header block could not be read whole is a HEAD, as far as the
     // parser or, before it parsed the request line, the buffered bytes tell.
     bool unread_header_is_head() const;
@@ -107,6 +111,8 @@ private:
     access_log& log_;
     std::string peer_;
     net::ip::address peer_address_;
+    std::optional<session_registry::handle> registration_;
+    session_registry::activity activity_ = session_registry::activity::busy;
 
     std::optional<http::request_parser<http::empty_body>> header_parser_;
     std::optional<http::request_parser<http::string_body>> string_parser_;

@@ -41,7 +41,11 @@ listener::listener(net::io_context& context, std::vector<net::io_context*> sessi
       registry_(registry),
       log_(log),
       busy_(service_unavailable("retry in a second: this server has its limit of " +
-                                std::to_string(limits.max_connections) + " connections open (--max-connections)")) {}
+                                std::to_string(limits.max_connections) +
+                                " connections open (--max-connections), each busy with a request")),
+      over_share_(service_unavailable("retry in a second, or close some of your connections: your address has its "
+                                      "limit of " + std::to_string(limits.max_connections_per_address) +
+                                      " connections open (--max-connections-per-address)")) {}
 
 result<void> listener::open(const tcp::endpoint& endpoint) {
     const auto where = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
@@ -88,17 +92,32 @@ void listener::on_accept(error_code ec, tcp::socket socket) {
     if (ec) return back_off(ec);
     if (std::exchange(accept_failing_, false)) spdlog::info("accepting connections again");
     try {
-        if (registry_.size() >= limits_.max_connections) {
-            refuse(socket, busy_);
-        } else {
-            error_code ignored;
-            socket.set_option(tcp::no_delay(true), ignored);
-            std::make_shared<http_session>(std::move(socket), handler_, limits_, registry_, log_)->run();
-        }
+        admit(socket);
     } catch (const std::exception& failure) {  // out of memory, say: this connection alone is lost
         spdlog::error("could not start a session for a new connection: {}", failure.what());
     }
     do_accept();
+}
+
+void listener::admit(tcp::socket& socket) {
+    error_code ec;
+    const auto peer = socket.remote_endpoint(ec).address();
+    if (ec) return;  // reset before it was accepted: nothing to answer
+    const auto share = limits_.max_connections_per_address;
+    if (share != 0 && registry_.counted_from(peer) >= share) {
+        ++refused_over_share_;
+        return refuse(socket, over_share_);
+    }
+    if (registry_.counted() >= limits_.max_connections) {
+        if (!registry_.make_room()) {
+            ++refused_busy_;
+            return refuse(socket, busy_);
+        }
+        ++made_room_;
+        warn_now_and_then();
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    std::make_shared<http_session>(std::move(socket), handler_, limits_, registry_, log_)->run();
 }
 
 void listener::back_off(error_code ec) {
@@ -129,14 +148,27 @@ void listener::refuse(tcp::socket& socket, const refusal& answer) {
     for (int turn = 0; turn < 16 && ::recv(fd, scratch.data(), scratch.size(), MSG_DONTWAIT) > 0; ++turn) {
     }
     socket.close(ignored);
-    ++refused_since_warning_;
+    warn_now_and_then();
+}
+
+void listener::warn_now_and_then() {
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_refusal_warning_ >= refusal_warning_interval) {
-        spdlog::warn("{} connections refused with 503 since the last warning: {} are open, the limit "
-                     "(--max-connections)", refused_since_warning_, limits_.max_connections);
-        refused_since_warning_ = 0;
-        last_refusal_warning_ = now;
+    if (now - last_refusal_warning_ < refusal_warning_interval) return;
+    if (refused_busy_ > 0) {
+        spdlog::warn("{} connections refused with 503 since the last warning: all {} connections the server "
+                     "allows (--max-connections) were busy with requests", refused_busy_, limits_.max_connections);
     }
+    if (refused_over_share_ > 0) {
+        spdlog::warn("{} connections refused with 503 since the last warning: their client had {} open "
+                     "(--max-connections-per-address)", refused_over_share_, limits_.max_connections_per_address);
+    }
+    if (made_room_ > 0) {
+        spdlog::warn("{} lingering or idle connections closed since the last warning to make room for new ones: "
+                     "all {} connections the server allows (--max-connections) were open", made_room_,
+                     limits_.max_connections);
+    }
+    refused_busy_ = refused_over_share_ = made_room_ = 0;
+    last_refusal_warning_ = now;
 }
 
 }  // namespace wheelhouse::transport

@@ -1,6 +1,8 @@
 #pragma once
 // Accepts connections and starts an http_session for each, on the I/O contexts in turn, up to
-// the connection cap; past it a connection is answered 503 at once and closed.
+// the connection cap. At the cap a lingering or idle connection gives way to the new one
+// (session_registry::make_room); when none can, or past a client's share of the connections,
+// the new connection is answered 503 at once and closed.
 
 #include <atomic>
 #include <chrono>
@@ -44,7 +46,10 @@ private:
         std::string head_only;
     };
     static refusal service_unavailable(const std::string& message);
+    // Starts a session for `socket`, making room for it at the cap, or refuses it.
+    void admit(tcp::socket& socket);
     void refuse(tcp::socket& socket, const refusal& answer);
+    void warn_now_and_then();
 
     std::vector<net::io_context*> session_contexts_;
     std::size_t next_context_ = 0;
@@ -54,9 +59,14 @@ private:
     const session_limits& limits_;
     session_registry& registry_;
     access_log& log_;
-    refusal busy_;  // the 503 past the cap
+    refusal busy_;      // the 503 past the cap
+    refusal over_share_;  // the 503 past a client's share
     bool accept_failing_ = false;
-    std::size_t refused_since_warning_ = 0;
+    // Since the last warning: connections refused (all busy; past a client's share), and
+    // connections closed to make room.
+    std::size_t refused_busy_ = 0;
+    std::size_t refused_over_share_ = 0;
+    std::size_t made_room_ = 0;
     std::chrono::steady_clock::time_point last_refusal_warning_{};
     std::atomic<bool> stopped_{false};
 };

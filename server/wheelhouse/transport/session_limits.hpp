@@ -27,9 +27,14 @@ struct session_limits {
     // in all (nginx's lingering_timeout and lingering_time).
     std::chrono::milliseconds linger_timeout{std::chrono::seconds(2)};
     std::chrono::milliseconds linger_time{std::chrono::seconds(30)};
-    // Connections open at once, all clients together; a connection past it gets 503 at once.
-    // 0: default_max_connections().
+    // Connections open at once, all clients together. At the cap, a new connection closes the
+    // connection lingering longest, else the one idle longest (session_registry::make_room);
+    // when every connection is busy, it gets 503 at once. 0: default_max_connections().
     std::size_t max_connections = 0;
+    // Connections one client may hold at once (one IPv4 address or IPv6 /64: address_share);
+    // past it the client's new connection gets 503 at once. 0: no share, as by default: behind a
+    // proxy or a NAT every client has the proxy's address.
+    std::size_t max_connections_per_address = 0;
 };
 
 // A connection cap that leaves room, within the process's file-descriptor limit, for what a

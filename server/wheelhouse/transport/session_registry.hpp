@@ -1,10 +1,15 @@
 #pragma once
-// The live sessions, so a drain can close the idle ones and wait for the busy ones.
+// The live sessions, so a drain can close the idle ones and wait for the busy ones, and so the
+// connection cap can make room for a new connection: a session that only drops a refused body
+// (lingering) or waits for a request (idle) gives way before a new client is refused.
 
 #include <cstddef>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+
+#include "wheelhouse/transport/net.hpp"
 
 namespace wheelhouse::transport {
 
@@ -13,16 +18,61 @@ class http_session;
 // Thread safety: every member may be called from any thread.
 class session_registry {
 public:
-    void add(const std::shared_ptr<http_session>& session);
-    void remove(const http_session* session);
+    // What a session is doing, as far as the connection cap cares.
+    enum class activity {
+        busy,       // reading a request or answering it: never closed to make room
+        idle,       // waiting for a request, nothing of it read yet
+        lingering,  // reading and dropping what the client still sends of a refused body
+    };
+
+private:
+    struct entry {
+        std::weak_ptr<http_session> session;
+        net::ip::address peer;  // its address_share key
+        activity now = activity::busy;
+        bool giving_way = false;  // asked to close for a new connection: no longer counted
+    };
+    using entry_list = std::list<entry>;
+
+public:
+    using handle = entry_list::iterator;
+
+    // Counts a new session in, busy. `peer` is the client's address.
+    handle add(const std::shared_ptr<http_session>& session, const net::ip::address& peer);
+    void remove(handle session);
+    void set_activity(handle session, activity now);
+
+    // Sessions open, those giving way included: a drain waits for them all.
     std::size_t size() const;
+    // Sessions that count against the connection cap: open and not giving way.
+    std::size_t counted() const;
+    // Of those, the ones from `peer`'s share (address_share).
+    std::size_t counted_from(const net::ip::address& peer) const;
+
+    // Makes room under the cap for one new connection: asks the session lingering longest, else
+    // the one idle longest, to close (http_session::give_way), and stops counting it at once.
+    // False when every session is busy.
+    bool make_room();
 
     // Asks every session to finish its current request and close.
     void drain_all();
 
 private:
+    entry_list& list_of(activity now);
+    void uncount(entry& session);
+
     mutable std::mutex mutex_;
-    std::unordered_map<const http_session*, std::weak_ptr<http_session>> sessions_;
+    // Each session is in the list of its activity, in the order it took it up: oldest first.
+    entry_list busy_;
+    entry_list idle_;
+    entry_list lingering_;
+    std::size_t giving_way_ = 0;
+    std::unordered_map<net::ip::address, std::size_t> counted_by_peer_;
 };
+
+// What one client's share of the connections is counted by: an IPv4 address (an IPv4-mapped
+// IPv6 one as IPv4), or an IPv6 address's /64, which is one host's or one site's network (RFC 6177):
+// a client that holds a /64 has as many addresses as it likes inside it.
+net::ip::address address_share(const net::ip::address& peer);
 
 }  // namespace wheelhouse::transport
