@@ -78,7 +78,7 @@ def one_run(binary: str, fake: FakeGitHub, scratch: pathlib.Path, arguments, sta
     os.environ["WHEELHOUSE_BIN"] = binary
     data = scratch / f"data-{label}"
     token = make_token(binary, data, "bench")
-    server = server_process.ServerProcess(data, *fake.server_flags(), "--access-log", "off").start()
+    server = server_process.ServerProcess(data, *fake.server_flags(), access_log="off").start()
     port = int(server.url.rsplit(":", 1)[1].strip("/"))
     result = {"binary": binary, "label": label}
     try:
