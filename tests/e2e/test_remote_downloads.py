@@ -119,8 +119,13 @@ def test_pip_installs_through_redirect_and_proxy(remote_index, fake_github, pip,
         "remote-proxied==1.0")
     assert (target / "b" / "remote_proxied" / "_native.so").read_bytes() == random.Random(2).randbytes(2 * MiB)
     time.sleep(1)
-    gets = storage_gets(fake_github.log())
-    assert gets and all(get["body_bytes"] == proxied.stat().st_size and get["range"] is None for get in gets)
+    # The proxied file's storage GETs (a late-logged one of the redirect above is not one): whole,
+    # never by Range. pip 23.0 fetches twice, and on a loaded machine may drop a duplicate before a
+    # byte of it is relayed, so one whole transfer is what proves the bytes came through us.
+    gets = [get for get in storage_gets(fake_github.log()) if urllib.parse.quote(proxied.name) in get["path"]]
+    assert all(get["range"] is None for get in gets), gets
+    assert any(get["body_bytes"] == proxied.stat().st_size for get in gets), gets
+    assert all(get["body_bytes"] in (0, proxied.stat().st_size) for get in gets), gets
 
     # .metadata comes from our store in every mode: the fake sees no request for it.
     fake_github.clear_log()
