@@ -50,6 +50,23 @@ result<std::vector<publisher>> read_all(sqlite::statement& query) {
     }
 }
 
+// The publishers a WHERE clause of one text parameter (?1) picks, from one snapshot.
+result<std::vector<publisher>> read_where(const catalog::catalog& catalog, std::string_view where,
+                                          std::string_view value) {
+    std::vector<publisher> found;
+    auto read = catalog.read_snapshot([&](sqlite::connection& db) -> result<void> {
+        auto query = db.cached(select_publishers() + std::string(where));
+        if (!query) return query.error();
+        (*query)->bind_text(1, value);
+        auto rows = read_all(**query);
+        if (!rows) return rows.error();
+        found = std::move(*rows);
+        return {};
+    });
+    if (!read) return read.error();
+    return found;
+}
+
 }  // namespace
 
 result<publisher> publisher_store::add(const publisher& draft, std::string_view actor) {
@@ -79,34 +96,12 @@ result<publisher> publisher_store::add(const publisher& draft, std::string_view 
 }
 
 result<std::vector<publisher>> publisher_store::list(std::string_view project) const {
-    std::vector<publisher> found;
     const std::string normalized = project.empty() ? std::string() : pep503::normalize(project);
-    auto read = catalog_.read_snapshot([&](sqlite::connection& db) -> result<void> {
-        auto query = db.cached(select_publishers() + "WHERE ?1 = '' OR project = ?1 ORDER BY project, id");
-        if (!query) return query.error();
-        (*query)->bind_text(1, normalized);
-        auto rows = read_all(**query);
-        if (!rows) return rows.error();
-        found = std::move(*rows);
-        return {};
-    });
-    if (!read) return read.error();
-    return found;
+    return read_where(catalog_, "WHERE ?1 = '' OR project = ?1 ORDER BY project, id", normalized);
 }
 
 result<std::vector<publisher>> publisher_store::of_issuer(std::string_view issuer) const {
-    std::vector<publisher> found;
-    auto read = catalog_.read_snapshot([&](sqlite::connection& db) -> result<void> {
-        auto query = db.cached(select_publishers() + "WHERE issuer = ?1 ORDER BY id");
-        if (!query) return query.error();
-        (*query)->bind_text(1, issuer);
-        auto rows = read_all(**query);
-        if (!rows) return rows.error();
-        found = std::move(*rows);
-        return {};
-    });
-    if (!read) return read.error();
-    return found;
+    return read_where(catalog_, "WHERE issuer = ?1 ORDER BY id", issuer);
 }
 
 result<publisher_store::removal> publisher_store::remove(std::int64_t id, std::string_view project, std::string_view actor) {

@@ -127,7 +127,7 @@ transport::body_plan application::plan_body(const http::request_header<>& header
 namespace {
 
 // The raw path's segments, each one with an escape or a byte no path holds standing as a
-// placeholder: a path refused for one segment still names the route it was meant for.
+// stand-in: a path refused for one segment still names the route it was meant for.
 http_target::request_target rough_target(std::string_view raw) {
     http_target::request_target rough;
     std::string_view path = raw.substr(0, raw.find('?'));
