@@ -173,9 +173,12 @@ end
 """
 
 
-def run_wrk(url: str, accept: str, args: argparse.Namespace, duration: int, script: pathlib.Path | None) -> dict:
+def run_wrk(url: str, accept: str, args: argparse.Namespace, duration: int, script: pathlib.Path | None,
+            headers: tuple[str, ...] = ()) -> dict:
     command = ["wrk", f"-t{args.wrk_threads}", f"-c{args.connections}", f"-d{duration}s", "--latency",
                "-H", f"Accept: {accept}"]
+    for header in headers:
+        command += ["-H", header]
     if script:
         command += ["-s", str(script)]
     command.append(url)
@@ -222,7 +225,7 @@ class Wheelhouse:
                 log.close()
                 raise RuntimeError(f"wheelhouse serve exited ({self.process.wait()}): {self.log_path.read_text()}")
             log.write(line)
-            match = re.search(rb"listening on http://127\.0\.0\.1:(\d+)/", line)
+            match = re.search(rb"listening on https?://127\.0\.0\.1:(\d+)/", line)
             if match:
                 self.startup_listening_s = time.monotonic() - started
                 self.port = int(match.group(1))
