@@ -28,6 +28,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -242,7 +243,11 @@ class Wheelhouse:
         threading.Thread(target=keep_draining, daemon=True).start()
         while True:
             with contextlib.suppress(OSError):
-                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                if "--tls-cert" in self.command:  # the bench's own certificate: nothing to verify
+                    connection = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=5,
+                                                             context=ssl._create_unverified_context())
+                else:
+                    connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
                 connection.request("GET", "/simple/", headers={"Accept": PIP_ACCEPT})
                 response = connection.getresponse()
                 response.read()
