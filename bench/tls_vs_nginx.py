@@ -101,6 +101,9 @@ def main() -> None:
         (scratch / "large.so").unlink()
         subprocess.run([str(args.binary), "ingest", "--data", str(scratch / "data"), str(wheels)], check=True,
                        capture_output=True)
+        digest, large_name = sha256_of(large), large.name
+        with open(large, "rb") as wheel:
+            large_head = wheel.read(1 << 20)
         shutil.rmtree(wheels)
         server.start()
         base = f"https://127.0.0.1:{server.port}/"
@@ -108,7 +111,6 @@ def main() -> None:
         root = scratch / "root"
         (root / "simple" / "kernels").mkdir(parents=True)
         (root / "simple" / "kernels" / "index.json").write_bytes(page)
-        digest = sha256_of(large)
         blob = scratch / "data" / "blobs" / "sha256" / digest[:2] / digest[2:4] / digest
         os.link(blob, root / "large.whl")
         port = free_port()
@@ -118,12 +120,12 @@ def main() -> None:
         nginx = subprocess.Popen(["nginx", "-c", str(scratch / "nginx" / "nginx.conf"), "-p", str(scratch / "nginx")])
         time.sleep(0.5)
         nginx_base = f"https://127.0.0.1:{port}/"
-        urls = {"wheelhouse": {"page": base + "simple/kernels/", "large": f"{base}files/{digest}/{large.name}"},
+        urls = {"wheelhouse": {"page": base + "simple/kernels/", "large": f"{base}files/{digest}/{large_name}"},
                 "nginx": {"page": nginx_base + "simple/kernels/index.json", "large": nginx_base + "large.whl"}}
         for name, by_kind in urls.items():  # both must send the same bytes, or nothing is measured
             if curl(by_kind["page"], ca, "-H", f"Accept: {PIP_ACCEPT}").stdout != page:
                 raise RuntimeError(f"{name} did not send the page from {by_kind['page']}")
-            if curl(by_kind["large"], ca, "-r", "0-1048575").stdout != large.read_bytes()[:1 << 20]:
+            if curl(by_kind["large"], ca, "-r", "0-1048575").stdout != large_head:
                 raise RuntimeError(f"{name} did not send the wheel from {by_kind['large']}")
 
         def cpu_of(name: str) -> float:

@@ -428,16 +428,18 @@ void http_session::read_more() {
     if (!read_timer_armed_) arm_read_deadline();
     read_pending_ = true;
     // A linger drops what arrives: over TLS, as it came, since close_notify has ended TLS.
-    if (tls_ && reading_ != reading::linger) return read_through_tls(buffer_.prepare(room));
+    if (tls_ && reading_ != reading::linger) return read_through_tls(buffer_.prepare(room), false);
     stream_.socket().async_read_some(buffer_.prepare(room),
                                      guarded([this](error_code ec, std::size_t bytes) { on_read(ec, bytes); }));
 }
 
-void http_session::read_through_tls(net::mutable_buffer into) {
+void http_session::read_through_tls(net::mutable_buffer into, bool from_wait) {
     const auto step = tls_->read(into.data(), into.size());
     switch (step.what) {
         case tls_channel::outcome::done:
-            // Posted, as a socket's completion is: a client sending fast must not deepen the stack.
+            // At the top of a wait's handler the bytes are taken at once; from inside a read loop
+            // they are posted, as a socket's completion is, so a fast client cannot deepen the stack.
+            if (from_wait) return on_read({}, step.bytes);
             net::post(stream_.get_executor(), guarded([this, bytes = step.bytes] { on_read({}, bytes); }));
             return;
         case tls_channel::outcome::want_read:
@@ -446,7 +448,7 @@ void http_session::read_through_tls(net::mutable_buffer into) {
                 step.what == tls_channel::outcome::want_read ? tcp::socket::wait_read : tcp::socket::wait_write,
                 guarded([this, into](error_code ec) {
                     if (ec) return on_read(ec, 0);
-                    read_through_tls(into);
+                    read_through_tls(into, true);
                 }));
             return;
         case tls_channel::outcome::closed:

@@ -67,7 +67,7 @@ private:
     void on_chunk_header(std::uint64_t size, std::string_view extensions, error_code& ec);
     std::optional<request_refusal> check_unparsed(bool chunked) const;
     void read_more();
-    void read_through_tls(net::mutable_buffer into);
+    void read_through_tls(net::mutable_buffer into, bool from_wait);
     void on_read(error_code ec, std::size_t bytes);
     void continue_reading();
     void on_read_failed(error_code ec);
