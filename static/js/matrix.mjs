@@ -33,6 +33,18 @@ function familyKey(variant) {
   return [accelerator(variant), variant.torch ?? '', variant.sm ?? '', variant.cxx11abi ?? ''];
 }
 
+// A PEP 825 column sorts by its properties, as a local label's by its words: the CUDA lower bound,
+// then its SM architectures as numbers (sm_arch 90_real is SM 9.0, lowest first), then the label,
+// so cu128_sm90 comes before cu128_sm120. The null variant has none and sorts first.
+function pep825Key(pep825) {
+  const values = (feature) => pep825.properties.map((property) => property.split(' :: '))
+    .filter(([, name]) => name === feature).map(([, , value]) => value);
+  const cuda = values('cuda_version_lower_bound').sort(naturalCompare)[0];
+  const sm = values('sm_arch').map((value) => Number.parseInt(value, 10)).filter((n) => !Number.isNaN(n))
+    .sort((a, b) => a - b).map((n) => `${Math.floor(n / 10)}.${n % 10}`);
+  return [cuda ? `cu${cuda}` : '', '', sm.join(','), pep825.label];
+}
+
 function compareKeys(a, b) {
   for (let i = 0; i < a.length; i += 1) {
     const order = naturalCompare(String(a[i]), String(b[i]));
@@ -60,7 +72,8 @@ export function layoutMatrix(builds) {
     rows.add(row);
     // A PEP 825 label means one set of properties per release (the server refuses others).
     if (!columns.has(label)) {
-      columns.set(label, {label, key: familyKey(build.variant), selectors: [], pep825: build.pep825 ?? null});
+      const key = build.pep825 ? pep825Key(build.pep825) : familyKey(build.variant);
+      columns.set(label, {label, key, selectors: [], pep825: build.pep825 ?? null});
     }
     const column = columns.get(label);
     const selector = build.selectors?.[0];

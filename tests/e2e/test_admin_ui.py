@@ -326,6 +326,10 @@ def test_pep825_labels_and_properties_in_the_matrix_and_on_the_file_page(browser
         "PEP 825 · cu130_sm100": ["nvidia :: cuda_version_lower_bound :: 13.0", "nvidia :: sm_arch :: 100_real",
                                   "nvidia :: sm_arch :: 120_real"],
     }
+    # Columns in the order of their properties (issue 28 item 5), not of their labels as strings
+    # (which put cu128_sm120 before cu128_sm90).
+    assert list(seen["properties"]) == ["no variant", "PEP 825 · null", "PEP 825 · cu128_sm90",
+                                        "PEP 825 · cu128_sm120", "PEP 825 · cu130_sm100"]
     # Each CUDA column links the variant indexes that list it; every index it links serves it.
     for family, indexes in seen["heads"].items():
         for index in indexes:

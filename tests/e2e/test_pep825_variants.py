@@ -243,6 +243,12 @@ def test_uploads_that_break_pep_825_are_refused_with_the_reason(server, tmp_path
             '"variants"', '"variants": {}, "variants"')), "key 'variants' appears twice"),
         "namespace order": (build_variant(farm, "cu134", text=variant_json("cu134", cuda("13.4", "90_real"),
                                                                            ("x86_64", "nvidia"))), None),
+        # A name without a label is the build for every machine; a variant.json in it says otherwise.
+        "variant.json without a label": (
+            build_wheel(farm / "unlabelled", "flash_attn", "2.8.3", NATIVE_TAGS,
+                        files={"flash_attn-2.8.3.dist-info/variant.json": variant_json("cu128_sm90",
+                                                                                      VARIANTS["cu128_sm90"])}),
+            "rename the wheel with the variant label its variant.json lists"),
     }
     for case, (path, reason) in refused.items():
         if reason is None:

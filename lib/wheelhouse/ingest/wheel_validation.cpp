@@ -51,9 +51,16 @@ result<void> check_metadata_matches(const metadata::core_metadata& metadata, con
 
 result<std::optional<pep825::variant_metadata>> check_variant_metadata(const wheel_archive& archive,
                                                                        const pep427::wheel_filename& wheel) {
-    if (!wheel.variant_label) return std::optional<pep825::variant_metadata>();
-    const auto& label = *wheel.variant_label;
     const std::string file = archive.dist_info + "/variant.json";
+    // Without a label the wheel is the one every installer takes when no variant fits; properties
+    // it carries would say otherwise to a variant-aware one. One of the two is a mistake: refuse.
+    if (!wheel.variant_label) {
+        if (!archive.variant_json_size) return std::optional<pep825::variant_metadata>();
+        return invalid("rename the wheel with the variant label its variant.json lists (…-LABEL.whl), or rebuild it "
+                       "without variant.json: a wheel whose name has no variant label is not a PEP 825 variant",
+                       file + " is in a wheel whose filename names no variant");
+    }
+    const auto& label = *wheel.variant_label;
     if (!archive.variant_json_size) {
         return invalid("rebuild the wheel with its variant.json: the filename names variant '" + label + "'",
                        file + " is missing; PEP 825 variant wheels carry it, mapping the label to its properties");
