@@ -409,8 +409,9 @@ def test_sighup_while_handshakes_stall_and_downloads_run_breaks_none(big_downloa
 
 def test_a_burst_past_the_cap_drops_no_request_that_had_arrived(tmp_path, start_server, tls_files):
     (tmp_path / "data").mkdir()
+    # One I/O thread, as on a one-core host: the race below is wide enough to see every time.
     server = start_server(tmp_path / "data", *tls_files.serve_arguments(), "--max-connections", "20",
-                          ca=tls_files.ca)
+                          "--threads", "1", ca=tls_files.ca)
     outcomes: collections.Counter = collections.Counter()
 
     def client() -> None:
@@ -421,19 +422,21 @@ def test_a_burst_past_the_cap_drops_no_request_that_had_arrived(tmp_path, start_
                 outcomes[answer.split(b"\r\n", 1)[0].decode() or "closed after the handshake, no answer"] += 1
         except ConnectionResetError:
             outcomes["reset during the handshake"] += 1
+        except BrokenPipeError:
+            outcomes["closed while the request was sent"] += 1
         except (ssl.SSLError, OSError) as failure:
             outcomes[type(failure).__name__] += 1
 
-    for _ in range(3):
+    for _ in range(8):
         burst = [threading.Thread(target=client) for _ in range(150)]
         for thread in burst:
             thread.start()
         for thread in burst:
             thread.join()
-    assert outcomes == {"HTTP/1.1 200 OK": 450}, (
+    assert outcomes == {"HTTP/1.1 200 OK": 1200}, (
         "BUG: at --max-connections, give_way closes TLS connections whose ClientHello or first request "
         "has already arrived (unread in the kernel or in OpenSSL's buffer) as if idle: "
-        f"{dict(outcomes)}; the same burst over plain HTTP answers all 450")
+        f"{dict(outcomes)}; the same burst over plain HTTP answers all 1200")
     healthy(server)
     assert_idle(server, "a burst past the cap")
 
