@@ -510,3 +510,52 @@ def test_a_tls_client_hello_and_garbage_to_the_redirect_port_are_refused_and_it_
     status, _, _ = redirect(https, b"GET /simple/ HTTP/1.1\r\nHost: good\r\n\r\n")
     assert status == "HTTP/1.1 301 Moved Permanently"
     assert_idle(https, "junk at the redirect port")
+
+
+# --- plain HTTP and trickles at the TLS port -------------------------------------------------------
+
+@pytest.mark.parametrize("method", [b"GET", b"POST", b"PUT", b"DELETE", b"OPTIONS", b"PATCH", b"CONNECT"])
+def test_plain_http_of_any_method_to_the_tls_port_hears_to_use_https(https, method):
+    target = b"x:443" if method == b"CONNECT" else b"/"
+    with socket.create_connection(address(https.url)) as connection:
+        connection.sendall(method + b" " + target + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = read_all(connection, 5)
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"use https://" in answer, (
+        f"BUG: plain HTTP {method.decode()} to the TLS port is closed without a word ({answer[:40]!r}), while GET, "
+        "POST, HEAD and PUT hear 400 'use https://': tls_channel::outcome_of knows only OpenSSL's "
+        "SSL_R_HTTP_REQUEST, which OpenSSL sets for those four methods alone")
+
+
+def test_plain_http_head_to_the_tls_port_gets_no_body(https):
+    with socket.create_connection(address(https.url)) as connection:
+        connection.sendall(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = read_all(connection, 5)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ")
+    assert body == b"", (f"BUG: the 400 to a plain HEAD at the TLS port carries a {len(body)}-byte body "
+                         "(http_session::answer_plain_http has one answer, the GET one)")
+
+
+def test_a_client_hello_trickled_a_byte_at_a_time_ends_at_the_handshake_deadline(tmp_path, start_server, tls_files):
+    (tmp_path / "data").mkdir()
+    server = start_server(tmp_path / "data", *tls_files.serve_arguments(), "--idle-timeout", "60", ca=tls_files.ca)
+    hello = python_hello()
+    with socket.create_connection(address(server.url)) as connection:
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        started = time.monotonic()
+        closed_after = None
+        for byte in hello:
+            try:
+                connection.sendall(bytes([byte]))
+            except OSError:
+                closed_after = time.monotonic() - started
+                break
+            time.sleep(0.25)
+            if time.monotonic() - started > 20:
+                break
+        if closed_after is None:
+            read_all(connection, 20)
+            closed_after = time.monotonic() - started
+    assert closed_after < 15, f"a ClientHello trickled for {closed_after:.0f} s outlived the 10 s handshake deadline"
+    healthy(server)
+    assert_idle(server, "a trickled ClientHello")
