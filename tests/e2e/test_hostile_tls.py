@@ -584,3 +584,55 @@ def test_an_idle_tls_connection_holds_a_bounded_few_dozen_kib(https):
     for connection in connections:
         connection.close()
     assert per_connection < 64, f"each idle TLS connection holds {per_connection:.0f} KiB"
+
+
+# --- a proxied download whose client leaves -------------------------------------------------------
+
+@pytest.mark.parametrize("farewell", ["hang-up", "close_notify then hang-up"])
+def test_a_tls_client_leaving_stops_a_fetch_waiting_on_a_silent_host(wheelhouse_bin, fake_github, start_server,
+                                                                     tls_files, tmp_path, farewell):
+    """test_remote_downloads.py's hang-up test over TLS: a real TLS client (curl, pip) says
+    close_notify before it closes."""
+    from test_remote_downloads import MiB, file_url, native_wheel, run, sha256_of
+    stalled = native_wheel(tmp_path / "dist", "remote-silent", "1.0", 19)
+    other = native_wheel(tmp_path / "dist", "remote-next", "1.0", 20)
+    fake_github.add_release("owner", "kernels", "v1", [stalled, other])
+    data = tmp_path / "data"
+    for wheel in (stalled, other):
+        url = fake_github.download_url("owner", "kernels", "v1", wheel.name)
+        registered = run(wheelhouse_bin, "register", "--data", data, *fake_github.server_flags(), "--mode", "proxy",
+                         url)
+        assert registered.returncode == 0, registered.stdout + registered.stderr
+    server = start_server(data, *fake_github.server_flags(), *tls_files.serve_arguments(),
+                          "--remote-proxy-downloads", "1", "--remote-read-timeout", "60", ca=tls_files.ca)
+    fake_github.set_fault(stalled.name, stall_after=MiB, stall_seconds=60)
+    reader = TlsConnection(address(server.url), tls_files.ca)
+    reader.sendall(f"GET {file_url(server, stalled).removeprefix(server.url.rstrip('/'))} HTTP/1.1\r\n"
+                   f"Host: x\r\n\r\n".encode())
+    reader.settimeout(10)
+    assert reader.recv(64 * 1024).startswith(b"HTTP/1.1 200 ")
+    time.sleep(0.5)
+    if farewell.startswith("close_notify"):
+        try:
+            reader.tls.unwrap()
+        except (ssl.SSLWantReadError, ssl.SSLError):
+            pass
+        reader.raw.sendall(reader.outgoing.read())
+        time.sleep(0.2)
+    reader.close()
+    started = time.monotonic()
+    out = tmp_path / "out"
+
+    def fetched() -> bool:
+        done = subprocess.run(["curl", "-s", "--cacert", str(tls_files.ca), "-o", str(out), "-w", "%{http_code}",
+                               "--max-time", "3", file_url(server, other)], capture_output=True, text=True)
+        return done.stdout == "200"
+
+    deadline = time.monotonic() + 15
+    while not fetched() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    waited = time.monotonic() - started
+    assert waited < 5 and sha256_of(out) == sha256_of(other), (
+        f"BUG: after a TLS client's {farewell}, its proxied fetch from a silent host held the only proxy slot "
+        f"{waited:.0f} s: http_session::watch_for_hang_up peeks the raw socket, takes the close_notify record "
+        "for a pipelined request (peer_sent_more_) and stops watching, so the FIN after it goes unnoticed")
