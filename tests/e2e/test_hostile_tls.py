@@ -636,3 +636,38 @@ def test_a_tls_client_leaving_stops_a_fetch_waiting_on_a_silent_host(wheelhouse_
         f"BUG: after a TLS client's {farewell}, its proxied fetch from a silent host held the only proxy slot "
         f"{waited:.0f} s: http_session::watch_for_hang_up peeks the raw socket, takes the close_notify record "
         "for a pipelined request (peer_sent_more_) and stops watching, so the FIN after it goes unnoticed")
+
+
+# --- resumption and pipelined files ---------------------------------------------------------------
+
+def test_tls12_handshakes_without_tickets_fill_the_session_cache_at_a_bounded_cost(https):
+    """OpenSSL's server cache (on by default) keeps each TLS 1.2 session that resumes by id: about
+    1.3 KiB each on a7d3eae, up to OpenSSL's default of 20480 sessions (~26 MiB) per certificate
+    load. TLS 1.3 tickets are stateless and cost nothing."""
+    legacy = client_context(https.ca)
+    legacy.maximum_version = ssl.TLSVersion.TLSv1_2
+    legacy.options |= ssl.OP_NO_TICKET
+    before = rss_kib(https)
+    for _ in range(1500):
+        with socket.create_connection(address(https.url)) as raw, legacy.wrap_socket(raw, server_hostname="127.0.0.1"):
+            pass
+    grown = rss_kib(https) - before
+    assert grown < 4 << 10, f"1500 TLS 1.2 handshakes kept {grown} KiB"
+    with socket.create_connection(address(https.url)) as raw, legacy.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        session = tls.session
+    with socket.create_connection(address(https.url)) as raw, legacy.wrap_socket(raw, server_hostname="127.0.0.1",
+                                                                                   session=session) as tls:
+        assert tls.session_reused  # what the cache is for
+    assert_idle(https, "1500 TLS 1.2 handshakes")
+
+
+def test_pipelined_file_ranges_in_one_record_are_all_answered_whole(big_download):
+    server, path, _ = big_download
+    ranged = f"GET {path} HTTP/1.1\r\nHost: x\r\nRange: bytes=%d-%d\r\n\r\n"
+    requests = "".join(ranged % (start, start + 99999) for start in (0, 1 << 20, 40 << 20)).encode()
+    with TlsConnection(address(server.url), server.ca) as connection:
+        connection.sendall(requests + HEALTH_CLOSE)
+        answer = read_all(connection, 20)
+    assert answer.count(b"HTTP/1.1 206 ") == 3 and answer.count(b"HTTP/1.1 200 ") == 1
+    assert answer.count(b"Content-Length: 100000\r\n") == 3
+    assert_idle(server, "pipelined ranges")
