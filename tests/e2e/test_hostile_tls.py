@@ -6,6 +6,7 @@ socket spins)."""
 
 from __future__ import annotations
 
+import base64
 import collections
 import hashlib
 import os
@@ -133,8 +134,8 @@ def hello_with(replace: dict[int, bytes] | None = None, add: tuple = (), record_
     joined = b"".join(struct.pack(">HH", kind, len(data)) + data for kind, data in [*extensions, *add])
     message = head + struct.pack(">H", len(joined)) + joined
     handshake = b"\x01" + struct.pack(">I", len(message))[1:] + message
-    return b"".join(b"\x16\x03\x01" + struct.pack(">H", len(handshake[k:k + record_size])) + handshake[k:k + record_size]
-                    for k in range(0, len(handshake), record_size))
+    pieces = [handshake[k:k + record_size] for k in range(0, len(handshake), record_size)]
+    return b"".join(b"\x16\x03\x01" + struct.pack(">H", len(piece)) + piece for piece in pieces)
 
 
 def alpn(names: bytes, list_length: int | None = None) -> bytes:
@@ -195,12 +196,8 @@ def test_malformed_alpn_and_sni_and_huge_hellos_get_an_alert_at_once_and_cost_no
 
 @pytest.mark.parametrize("name", ["a" * 253, "a..b", "-", "xn--", "127.0.0.1"])
 def test_odd_sni_names_are_served_the_one_certificate(https, name):
-    context = client_context(https.ca)
-    context.check_hostname = False
     with socket.create_connection(address(https.url)) as raw:
-        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        hello = hello_with({SERVER_NAME: sni(name.encode())})
-        raw.sendall(hello)
+        raw.sendall(hello_with({SERVER_NAME: sni(name.encode())}))
         raw.settimeout(5)
         assert raw.recv(5)[:1] == b"\x16", f"SNI {name!r} refused"
     healthy(https)
@@ -288,7 +285,6 @@ def test_a_body_at_the_upload_limit_over_tls_is_read_and_one_past_it_refused_at_
     data.mkdir()
     token = make_token(wheelhouse_bin, data, "ci", "--scope", "upload")
     server = start_server(data, *tls_files.serve_arguments(), "--max-upload-size", str(1 << 20), ca=tls_files.ca)
-    import base64
     authorization = b"Basic " + base64.b64encode(b"__token__:" + token.encode())
     head = (b"POST /legacy/ HTTP/1.1\r\nHost: x\r\nAuthorization: " + authorization +
             b"\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: %d\r\n\r\n")
@@ -653,7 +649,8 @@ def test_tls12_handshakes_without_tickets_fill_the_session_cache_at_a_bounded_co
             pass
     grown = rss_kib(https) - before
     assert grown < 4 << 10, f"1500 TLS 1.2 handshakes kept {grown} KiB"
-    with socket.create_connection(address(https.url)) as raw, legacy.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+    with socket.create_connection(address(https.url)) as raw, \
+            legacy.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
         session = tls.session
     with socket.create_connection(address(https.url)) as raw, legacy.wrap_socket(raw, server_hostname="127.0.0.1",
                                                                                    session=session) as tls:
