@@ -9,6 +9,7 @@
 #include <string>
 
 #include "test_server.hpp"
+#include "wheelhouse/http/conditional.hpp"
 
 namespace wheelhouse::testing {
 namespace {
@@ -21,7 +22,7 @@ std::set<std::string> names_of(const http_response& response) {
     return names;
 }
 
-const std::set<std::string> every_answer = {"Server", "ETag", "Cache-Control", "Accept-Ranges"};
+const std::set<std::string> every_answer = {"Server", "ETag", "Last-Modified", "Cache-Control", "Accept-Ranges"};
 
 // A variant wheel of answers 1.0, so that the release has a variants.json.
 std::string make_variant_wheel() {
@@ -88,6 +89,20 @@ TEST_CASE("download answers: 200, 206, 304, 416 and HEAD carry one header set", 
         REQUIRE(current.result_int() == 304);
         check_common(current, etag);
         CHECK(current.body().empty());
+
+        // If-Modified-Since at or after Last-Modified: 304; before it: 200; with an If-None-Match
+        // that does not match, the If-None-Match decides (RFC 9110 §13.2.2).
+        const auto stamp = std::string(whole[http::field::last_modified]);
+        const auto stamped = http_conditional::parse_http_date(stamp);
+        REQUIRE(stamped);
+        CHECK(server.get(url, {{http::field::if_modified_since, stamp}}).result_int() == 304);
+        const auto earlier = http_conditional::http_date(*stamped - 1);
+        CHECK(server.get(url, {{http::field::if_modified_since, earlier}}).result_int() == 200);
+        CHECK(server.get(url, {{http::field::if_modified_since, stamp}, {http::field::if_none_match, "\"other\""}})
+                  .result_int() == 200);
+        CHECK(server.get(url, {{http::field::if_modified_since, "not a date"}}).result_int() == 200);
+        const auto dated = server.get(url, {{http::field::if_modified_since, stamp}});
+        check_common(dated, etag);
 
         const auto outside = server.get(url, {{http::field::range, "bytes=99999999-"}});
         REQUIRE(outside.result_int() == 416);

@@ -1,10 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <variant>
 
 #include "wheelhouse/app/page_response.hpp"
+#include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 using namespace wheelhouse;
@@ -64,5 +67,61 @@ TEST_CASE("page response: the hand-written head is byte for byte Beast's", "[pag
                 }
             }
         }
+    }
+}
+
+TEST_CASE("page response: Last-Modified is the second after the render, and no date finds a page current before it",
+          "[page_response]") {
+    using namespace std::chrono;
+    app::rendered_page page{std::make_shared<const std::string>("<html></html>\n"), "\"00112233445566778899aabbccddeeff\""};
+    http::request_header<> request;
+    request.method(http::verb::get);
+    request.version(11);
+    const auto text_of = [](transport::outgoing_response response) { return transport::serialize(std::move(response)); };
+    const auto last_modified_of = [](const std::string& head) {
+        const auto at = head.find("Last-Modified: ");
+        REQUIRE(at != std::string::npos);
+        return head.substr(at + 15, 29);
+    };
+
+    SECTION("rendered seconds ago: the next second, and an If-Modified-Since at it is current") {
+        page.stamp_now();
+        page.rendered_ms -= 5000;
+        const auto rendered = page.rendered_ms / 1000;
+        page.rendered_second = {};
+        page.next_second = {};
+        const auto date = http_conditional::http_date(rendered + 1);
+        std::copy(date.begin(), date.end(), page.next_second.begin());
+        const auto whole = text_of(app::respond_with_page(request, page, "text/html", "max-age=60", false));
+        CHECK(last_modified_of(whole) == date);
+        request.set(http::field::if_modified_since, date);
+        CHECK_THAT(text_of(app::respond_with_page(request, page, "text/html", "max-age=60", false)),
+                   Catch::StartsWith("HTTP/1.1 304"));
+        request.set(http::field::if_modified_since, http_conditional::http_date(rendered));  // the render's second
+        CHECK_THAT(text_of(app::respond_with_page(request, page, "text/html", "max-age=60", false)),
+                   Catch::StartsWith("HTTP/1.1 200"));
+        // If-None-Match decides when both are sent.
+        request.set(http::field::if_modified_since, date);
+        request.set(http::field::if_none_match, "\"other\"");
+        CHECK_THAT(text_of(app::respond_with_page(request, page, "text/html", "max-age=60", false)),
+                   Catch::StartsWith("HTTP/1.1 200"));
+    }
+    SECTION("rendered this second: its own second, which no If-Modified-Since finds current") {
+        page.stamp_now();
+        page.rendered_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() + 60'000;
+        const auto own = http_conditional::http_date(page.rendered_ms / 1000);
+        std::copy(own.begin(), own.end(), page.rendered_second.begin());
+        const auto whole = text_of(app::respond_with_page(request, page, "text/html", "max-age=60", false));
+        CHECK(last_modified_of(whole) == own);
+        request.set(http::field::if_modified_since, own);
+        CHECK_THAT(text_of(app::respond_with_page(request, page, "text/html", "max-age=60", false)),
+                   Catch::StartsWith("HTTP/1.1 200"));
+    }
+    SECTION("a page never stamped carries no date and ignores If-Modified-Since") {
+        const auto whole = text_of(app::respond_with_page(request, page, "text/html", "max-age=60", false));
+        CHECK(whole.find("Last-Modified") == std::string::npos);
+        request.set(http::field::if_modified_since, "Sun, 06 Nov 2094 08:49:37 GMT");
+        CHECK_THAT(text_of(app::respond_with_page(request, page, "text/html", "max-age=60", false)),
+                   Catch::StartsWith("HTTP/1.1 200"));
     }
 }

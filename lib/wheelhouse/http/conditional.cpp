@@ -1,6 +1,7 @@
 #include "wheelhouse/http/conditional.hpp"
 
 #include <charconv>
+#include <ctime>
 
 #include "wheelhouse/text/ascii.hpp"
 
@@ -23,6 +24,36 @@ std::optional<std::uint64_t> parse_number(std::string_view text) noexcept {
 }
 
 }  // namespace
+
+std::string http_date(std::int64_t unix_seconds) {
+    const auto seconds = static_cast<std::time_t>(unix_seconds);
+    std::tm parts{};
+    gmtime_r(&seconds, &parts);
+    char text[40];
+    // The C locale's day and month names, which are HTTP's (the server never sets a locale).
+    const auto length = std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &parts);
+    return std::string(text, length);
+}
+
+std::optional<std::int64_t> parse_http_date(std::string_view date) noexcept {
+    date = trim(date);
+    if (date.empty() || date.size() > 64) return std::nullopt;
+    char text[65];
+    date.copy(text, date.size());
+    text[date.size()] = '\0';
+    // IMF-fixdate, RFC 850's obsolete form, and asctime's: each must consume the whole value.
+    for (const char* format : {"%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"}) {
+        std::tm parts{};
+        const char* end = strptime(text, format, &parts);
+        if (end != nullptr && *end == '\0') return static_cast<std::int64_t>(timegm(&parts));
+    }
+    return std::nullopt;
+}
+
+bool unmodified_since(std::string_view if_modified_since, std::int64_t last_modified) noexcept {
+    const auto since = parse_http_date(if_modified_since);
+    return since && last_modified <= *since;
+}
 
 bool if_none_match_matches(std::string_view if_none_match, std::string_view etag) noexcept {
     if_none_match = trim(if_none_match);

@@ -15,11 +15,13 @@ constexpr std::string_view redirect_private = "max-age=86400, private";
 }  // namespace
 
 download_answer::download_answer(const http::request_header<>& request, std::string_view sha256_hex,
-                                 std::uint64_t size, bool private_index, std::string_view content_type)
+                                 std::uint64_t size, bool private_index, std::int64_t modified,
+                                 std::string_view content_type)
     : request_(request),
       etag_("\"" + std::string(sha256_hex) + "\""),
       size_(size),
       private_index_(private_index),
+      modified_(modified),
       content_type_(content_type) {
     const auto range = request[http::field::range];
     const auto if_range = request[http::field::if_range];
@@ -35,8 +37,7 @@ std::optional<http_conditional::byte_range> download_answer::range() const {
 }
 
 std::optional<transport::outgoing_response> download_answer::without_body() const {
-    if (const auto if_none_match = request_[http::field::if_none_match];
-        !if_none_match.empty() && http_conditional::if_none_match_matches(if_none_match, etag_)) {
+    if (not_modified()) {
         auto response = head(false);
         response.result(http::status::not_modified);
         response.erase(http::field::content_type);
@@ -63,9 +64,18 @@ transport::outgoing_response download_answer::with_body(std::shared_ptr<const st
     return transport::make_prepared_response(head(part.has_value()), std::move(body));
 }
 
+bool download_answer::not_modified() const {
+    // RFC 9110 §13.2.2: If-None-Match decides when sent; If-Modified-Since only without it, and
+    // only for GET and HEAD (this answer serves no other method).
+    if (const auto if_none_match = request_[http::field::if_none_match]; !if_none_match.empty())
+        return http_conditional::if_none_match_matches(if_none_match, etag_);
+    return modified_ > 0 && http_conditional::unmodified_since(request_[http::field::if_modified_since], modified_);
+}
+
 http::fields download_answer::validator_fields() const {
     http::fields fields;
     fields.set(http::field::etag, etag_);
+    if (modified_ > 0) fields.set(http::field::last_modified, http_conditional::http_date(modified_));
     fields.set(http::field::cache_control, private_index_ ? immutable_private : immutable_public);
     fields.set(http::field::accept_ranges, "bytes");
     return fields;

@@ -19,13 +19,16 @@ namespace wheelhouse::app {
 
 class download_answer {
 public:
-    // `sha256_hex` is the digest of the bytes (their ETag), `size` their count, `content_type`
+    // `sha256_hex` is the digest of the bytes (their ETag), `size` their count, `modified` when
+    // they were stored (Unix seconds: their Last-Modified; 0: unknown, none sent), `content_type`
     // what they are. The answer reads `request` and `content_type` until it is gone: keep it no
-    // longer.
+    // longer. A download's URL names its sha256, so its bytes never change after `modified`.
     download_answer(const http::request_header<>& request, std::string_view sha256_hex, std::uint64_t size,
-                    bool private_index, std::string_view content_type = "application/octet-stream");
+                    bool private_index, std::int64_t modified,
+                    std::string_view content_type = "application/octet-stream");
 
-    // A request that needs none of the bytes: 304 for a matching If-None-Match, 416 for a range
+    // A request that needs none of the bytes: 304 for a matching If-None-Match (or, without one,
+    // an If-Modified-Since at or after `modified`), 416 for a range
     // outside them, or a HEAD's answer. nullopt: send the bytes, under head().
     std::optional<transport::outgoing_response> without_body() const;
 
@@ -42,13 +45,15 @@ public:
     http::response<http::empty_body> head(bool partial) const;
 
 private:
-    // ETag, Cache-Control and Accept-Ranges: what every answer about the file says.
+    bool not_modified() const;
+    // ETag, Last-Modified, Cache-Control and Accept-Ranges: what every answer about the file says.
     http::fields validator_fields() const;
 
     const http::request_header<>& request_;
     std::string etag_;  // quoted
     std::uint64_t size_ = 0;
     bool private_index_ = false;
+    std::int64_t modified_ = 0;
     std::string_view content_type_;
     http_conditional::range_decision decision_;
 };

@@ -41,7 +41,9 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
                                   "the catalog lists this file but its bytes are missing from the store; "
                                   "run `wheelhouse fsck`");
     }
-    const download_answer answer(request, sha256_hex, static_cast<std::uint64_t>(info.st_size), private_index);
+    // The blob was written once, when its first file was stored: its mtime is when its bytes came.
+    const download_answer answer(request, sha256_hex, static_cast<std::uint64_t>(info.st_size), private_index,
+                                 static_cast<std::int64_t>(info.st_mtime));
     if (auto done = answer.without_body()) return std::move(*done);
     const auto range = answer.range();
     const auto offset = range ? range->first : 0;
@@ -70,7 +72,7 @@ transport::outgoing_response send_release_variants(const route_context& context,
     }
     auto content = std::make_shared<const std::string>(std::move((*found)->content));
     const download_answer answer(request, (*found)->sha256, content->size(), context.settings.private_index,
-                                 "application/json");
+                                 (*found)->updated_ms / 1000, "application/json");
     return answer.with_body(std::move(content));
 }
 

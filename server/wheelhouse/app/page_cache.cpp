@@ -1,14 +1,26 @@
 #include "wheelhouse/app/page_cache.hpp"
 
+#include <chrono>
 #include <iterator>
 #include <mutex>
 
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/text/hex.hpp"
 
 namespace wheelhouse::app {
+
+void rendered_page::stamp_now() {
+    using namespace std::chrono;
+    rendered_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+    const auto copy = [](std::array<char, 29>& out, const std::string& date) {
+        date.copy(out.data(), out.size());  // IMF-fixdate is always 29 characters
+    };
+    copy(rendered_second, http_conditional::http_date(rendered_ms / 1000));
+    copy(next_second, http_conditional::http_date(rendered_ms / 1000 + 1));
+}
 
 std::string entity_tag_for(std::string_view body) {
     unsigned char digest[EVP_MAX_MD_SIZE];
@@ -133,6 +145,7 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
     (**body).shrink_to_fit();
     rendered_page page{std::make_shared<const std::string>(std::move(**body)), {}};
     page.etag = entity_tag_for(*page.body);
+    page.stamp_now();
 
     std::unique_lock lock(mutex_);
     if (generation_ != generation_before || (variant && options_.max_variant_scopes == 0)) return std::optional(page);

@@ -10,6 +10,7 @@
 //
 // A miss renders off the I/O thread, once per page however many ask for it (render_once).
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -31,6 +32,15 @@ namespace wheelhouse::app {
 struct rendered_page {
     std::shared_ptr<const std::string> body;
     std::string etag;  // quoted, strong
+    // When it was rendered (Unix milliseconds; 0: never stamped, no Last-Modified), and that
+    // instant's second and the next as HTTP-dates, written once (page_response.cpp says which
+    // one a response carries).
+    std::int64_t rendered_ms = 0;
+    std::array<char, 29> rendered_second{};
+    std::array<char, 29> next_second{};
+
+    // Stamps the page as rendered now.
+    void stamp_now();
 };
 
 struct page_key {

@@ -159,7 +159,7 @@ result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_res
 }
 
 transport::outgoing_response remote_downloads::transfer::streamed_response(const head_plan& plan) const {
-    const download_answer answer(request, file.sha256, file.size, private_index);
+    const download_answer answer(request, file.sha256, file.size, private_index, file.upload_time_ms / 1000);
     return transport::make_streamed_response(answer.head(!plan.whole), plan.length, body);
 }
 
@@ -345,7 +345,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
         return redirect_download(request, *file.remote_url, private_index);
     }
 
-    const download_answer answer(request, file.sha256, file.size, private_index);
+    const download_answer answer(request, file.sha256, file.size, private_index, file.upload_time_ms / 1000);
     if (auto done = answer.without_body()) return std::move(*done);  // the catalog knows all they need
     if (context_.asset_client == nullptr) {
         return make_text_response(request, http::status::bad_gateway,

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include <boost/url/parse.hpp>
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/app/application.hpp"
@@ -118,6 +119,9 @@ transport::server_options server_options_from(const config::settings& settings, 
     out.port = address->second;
     out.tls = std::move(tls);
     if (!settings.redirect_http.empty()) out.redirect_http = *config::split_listen_address(settings.redirect_http);
+    // Redirects go to --public-url's origin when it is https://, never to a host a client names.
+    if (const auto url = boost::urls::parse_uri(settings.public_url); url && url->scheme() == "https")
+        out.redirect_origin = "https://" + std::string(url->encoded_authority());
     out.threads = settings.threads;
     out.access_log = settings.access_log;
     out.metrics = &metrics;

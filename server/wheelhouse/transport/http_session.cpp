@@ -140,6 +140,7 @@ void http_session::start_handshake() {
         read_pending_ = false;
         waiting_for_request_ = false;
         if (ec) return on_read_failed(ec);
+        if (plain_http_arrived()) return answer_plain_http();
         set_activity(session_registry::activity::busy);
         phase_deadline_ = clock::now() + std::min(limits_.handshake_timeout, limits_.idle_timeout);
         arm_read_deadline();
@@ -171,14 +172,29 @@ void http_session::continue_handshake() {
     }
 }
 
+bool http_session::plain_http_arrived() {
+    // A TLS connection begins with a handshake record (type 22) or an SSLv2 hello (top bit set);
+    // an HTTP request with its method, an upper-case token.
+    char first = 0;
+    const auto peeked = ::recv(stream_.socket().native_handle(), &first, 1, MSG_PEEK | MSG_DONTWAIT);
+    return peeked == 1 && first >= 'A' && first <= 'Z';
+}
+
 void http_session::answer_plain_http() {
     // In plain text, as nginx does: the client reads a reason, not a handshake failure.
-    static const std::string answer = serialize(make_text_response_without_request(
-        http::status::bad_request, "use https:// for this address: it speaks only HTTPS"));
+    static const auto answer_to = [](http::verb method) {
+        return serialize(make_text_response_without_request(
+            http::status::bad_request, "use https:// for this address: it speaks only HTTPS", {}, method));
+    };
+    static const std::string with_body = answer_to(http::verb::get);
+    static const std::string head_only = answer_to(http::verb::head);
+    std::array<char, 5> start{};
+    const auto peeked = ::recv(stream_.socket().native_handle(), start.data(), start.size(), MSG_PEEK | MSG_DONTWAIT);
+    const bool head = peeked > 0 && starts_head_request({start.data(), static_cast<std::size_t>(peeked)});
     closed_ = true;
     reading_ = reading::nothing;
     read_timer_.cancel();
-    answer_and_close(stream_.socket(), answer);
+    answer_and_close(stream_.socket(), head ? head_only : with_body);
 }
 
 void http_session::drain() {
@@ -194,8 +210,9 @@ void http_session::give_way() {
         spdlog::debug("{}: closing this {} connection to make room for a new one (--max-connections)", peer_,
                       reading_ == reading::linger ? "lingering" : "idle");
         draining_ = true;
-        // Picked while idle, it may have begun to read a request since: that one is answered.
-        const bool idle = waiting_for_request_ && buffer_.size() == 0 && header_block_bytes_ == 0;
+        // Picked while idle, a request may have arrived since (in the kernel's buffer or OpenSSL's,
+        // not yet read): that one is answered.
+        const bool idle = waiting_for_request_ && !request_arriving();
         error_code ignored;
         if (idle || reading_ == reading::linger) stream_.socket().cancel(ignored);
     }));
@@ -862,6 +879,14 @@ void http_session::watch_for_hang_up() {
     stream_.socket().async_wait(tcp::socket::wait_read, guarded([this](error_code ec) {
         const auto* streamed = response_ ? std::get_if<streamed_response>(&response_->shape) : nullptr;
         if (ec || streamed == nullptr) return;  // the body woke first
+        if (tls_) {
+            // Over TLS the bytes are records, close_notify among them: read them to know.
+            if (!tls_peer_left()) return watch_for_hang_up();
+            spdlog::debug("{} {} {}: the client ended TLS during the body", peer_, log_method_, log_target_);
+            streamed->body->cancel();
+            stream_wait_.cancel();
+            return;
+        }
         char byte = 0;
         const auto peeked = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (peeked > 0) {
@@ -873,6 +898,25 @@ void http_session::watch_for_hang_up() {
         streamed->body->cancel();  // next() now says failed: the stream's wait ends the response
         stream_wait_.cancel();
     }));
+}
+
+bool http_session::tls_peer_left() {
+    while (buffer_.size() < buffer_.max_size()) {
+        const auto room = buffer_.max_size() - buffer_.size();
+        const auto step = tls_->read(buffer_.prepare(room).data(), room);
+        if (step.what != tls_channel::outcome::done)
+            return step.what == tls_channel::outcome::closed || step.what == tls_channel::outcome::failed;
+        buffer_.commit(step.bytes);  // a pipelined request, parsed after this response
+        peer_sent_more_ = true;
+    }
+    return false;
+}
+
+bool http_session::request_arriving() {
+    if (buffer_.size() > 0 || header_block_bytes_ > 0) return true;
+    if (tls_ && tls_->has_pending()) return true;
+    char byte = 0;
+    return ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
 void http_session::abort_response() {

@@ -50,6 +50,7 @@ private:
     // first bytes arrive, as a kept-alive connection is until its next request's.
     void start_handshake();
     void continue_handshake();
+    bool plain_http_arrived();
     void answer_plain_http();
 
     // Reading: one read loop feeds whichever parser the request is at.
@@ -97,6 +98,10 @@ private:
     void do_write_stream();
     void wait_for_stream();
     void watch_for_hang_up();
+    // Reads what TLS records came during a response: true when the client ended TLS or left.
+    bool tls_peer_left();
+    // Whether a request has begun to arrive, read or not (give_way asks before closing).
+    bool request_arriving();
     void do_send_file();
     void send_file_through_tls();
     void abort_response();

@@ -1,7 +1,10 @@
 #include "wheelhouse/transport/https_redirect.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -14,23 +17,36 @@ bool is_get_or_head(const http::request_header<>& request) {
     return request.method() == http::verb::get || request.method() == http::verb::head;
 }
 
+bool is_port(std::string_view text) {
+    return !text.empty() && text.size() <= 5 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 // The Host field's host, without its port: a DNS name or IPv4 address, or a bracketed IPv6
-// address. Empty when it is neither, so no Location carries what the client made up.
+// address, then nothing or ":PORT". Empty when it is anything else, so no Location carries what
+// the client made up.
 std::string_view host_of(std::string_view host_field) {
+    std::string_view host = host_field;
+    std::string_view rest;
     if (host_field.starts_with('[')) {
         const auto close = host_field.find(']');
-        if (close == std::string_view::npos) return {};
-        const auto inside = host_field.substr(1, close - 1);
-        const bool ip6 = !inside.empty() && std::all_of(inside.begin(), inside.end(), [](char c) {
-            return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
+        if (close == std::string_view::npos || close > 64) return {};
+        host = host_field.substr(0, close + 1);
+        rest = host_field.substr(close + 1);
+        const std::string inside(host_field.substr(1, close - 1));
+        in6_addr address{};
+        if (inet_pton(AF_INET6, inside.c_str(), &address) != 1) return {};
+    } else {
+        const auto colon = host_field.find(':');
+        host = host_field.substr(0, colon);
+        rest = colon == std::string_view::npos ? std::string_view{} : host_field.substr(colon);
+        const bool name = !host.empty() && host.size() <= 253 && std::all_of(host.begin(), host.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
         });
-        return ip6 ? host_field.substr(0, close + 1) : std::string_view{};
+        if (!name) return {};
     }
-    const auto host = host_field.substr(0, host_field.find(':'));
-    const bool name = !host.empty() && host.size() <= 253 && std::all_of(host.begin(), host.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
-    });
-    return name ? host : std::string_view{};
+    if (!rest.empty() && !(rest.front() == ':' && is_port(rest.substr(1)))) return {};
+    return host;
 }
 
 }  // namespace
@@ -49,17 +65,22 @@ body_plan https_redirect::plan_body(const http::request_header<>& header) {
 void https_redirect::handle(incoming_request request, responder respond) { respond(redirect(request.header)); }
 
 outgoing_response https_redirect::redirect(const http::request_header<>& request) const {
-    const auto host = host_of(request[http::field::host]);
+    // RFC 9112 §3.2: a request with more than one Host field is refused.
+    const auto hosts = request.equal_range(http::field::host);
+    const bool one_host = hosts.first != hosts.second && std::next(hosts.first) == hosts.second;
+    const auto host = one_host ? host_of(request[http::field::host]) : std::string_view{};
     const auto target = request.target();
-    if (host.empty() || !target.starts_with('/')) {
+    if ((host.empty() && origin_.empty()) || !one_host || !target.starts_with('/')) {
         return make_text_response(request, http::status::bad_request,
                                   "send a Host field naming this server and a path: this address only sends clients "
                                   "to the same path over https://");
     }
-    const unsigned short port = https_port_;
-    std::string location = "https://";
-    location.append(host);
-    if (port != 443) location += ":" + std::to_string(port);
+    std::string location = origin_;
+    if (location.empty()) {
+        const unsigned short port = https_port_;
+        location = "https://" + std::string(host);
+        if (port != 443) location += ":" + std::to_string(port);
+    }
     location.append(target);
     http::fields extra;
     extra.set(http::field::location, location);

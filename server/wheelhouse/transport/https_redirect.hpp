@@ -5,6 +5,7 @@
 // and its body is not read here at all.
 
 #include <atomic>
+#include <string>
 
 #include "wheelhouse/transport/request_handler.hpp"
 
@@ -12,6 +13,10 @@ namespace wheelhouse::transport {
 
 class https_redirect final : public request_handler {
 public:
+    // `origin`: "https://HOST[:PORT]", where every redirect goes (from --public-url), so no
+    // client's Host field names it; empty: the request's Host, with the HTTPS listener's port.
+    explicit https_redirect(std::string origin = {}) : origin_(std::move(origin)) {}
+
     // The HTTPS listener's port, once it is bound. Thread safety: any thread.
     void point_at(unsigned short https_port) noexcept { https_port_ = https_port; }
 
@@ -21,6 +26,7 @@ public:
 private:
     outgoing_response redirect(const http::request_header<>& request) const;
 
+    const std::string origin_;
     std::atomic<unsigned short> https_port_{443};
 };
 

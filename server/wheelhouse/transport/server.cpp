@@ -50,6 +50,7 @@ server::server(server_options options, request_handler& handler)
       contexts_(make_contexts(options_.threads)),
       listener_(std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), handler, options_.tls,
                                            options_.limits, registry_, log_)),
+      redirect_handler_(options_.redirect_origin),
       drain_timer_(*contexts_.front()) {
     if (options_.redirect_http) {
         redirect_listener_ = std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), redirect_handler_,

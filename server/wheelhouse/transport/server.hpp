@@ -28,6 +28,8 @@ struct server_options {
     std::shared_ptr<const tls_certificate> tls;
     // A second, plain-HTTP address that only sends clients to the HTTPS one (with tls only).
     std::optional<std::pair<std::string, unsigned short>> redirect_http;
+    // Where that listener sends clients ("https://HOST[:PORT]"); empty: the Host they sent.
+    std::string redirect_origin;
     unsigned threads = 1;
     session_limits limits;
     std::string access_log = "-";  // "-" standard output, "off", or a file

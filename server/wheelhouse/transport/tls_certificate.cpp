@@ -83,8 +83,7 @@ result<built_context> build_context(const std::string& certificate_file, const s
     if (!context) return make_error(error_kind::internal, "cannot make a TLS context: " + openssl_reason());
     auto* ctx = context.get();
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF |
-                                 SSL_OP_ENABLE_KTLS);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF);
     // Partial writes and a moving buffer: the session writes from whatever it has ready and
     // retries with the same bytes after EAGAIN. Idle connections give back their buffers.
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |

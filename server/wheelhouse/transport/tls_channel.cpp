@@ -26,7 +26,9 @@ tls_channel::step tls_channel::outcome_of(int result) {
     }
     broken_ = true;
     const auto code = ERR_peek_last_error();
-    if (ERR_GET_LIB(code) == ERR_LIB_SSL && ERR_GET_REASON(code) == SSL_R_HTTP_REQUEST) plain_http_ = true;
+    if (ERR_GET_LIB(code) == ERR_LIB_SSL &&
+        (ERR_GET_REASON(code) == SSL_R_HTTP_REQUEST || ERR_GET_REASON(code) == SSL_R_HTTPS_PROXY_REQUEST))
+        plain_http_ = true;
     if (error == SSL_ERROR_SYSCALL && code == 0) {
         // The connection ended under OpenSSL (a reset, or EOF where IGNORE_UNEXPECTED_EOF does not reach).
         reason_ = errno != 0 ? std::strerror(errno) : "the connection closed";
@@ -59,15 +61,6 @@ tls_channel::step tls_channel::write(const void* from, std::size_t size) {
     const int result = SSL_write_ex(ssl_, from, size, &sent);
     return result == 1 ? step{outcome::done, sent} : outcome_of(result);
 }
-
-tls_channel::step tls_channel::send_file(int file, std::uint64_t offset, std::size_t size) {
-    ERR_clear_error();
-    const auto sent = SSL_sendfile(ssl_, file, static_cast<off_t>(offset), size, 0);
-    if (sent > 0) return {outcome::done, static_cast<std::size_t>(sent)};
-    return outcome_of(static_cast<int>(sent));
-}
-
-bool tls_channel::kernel_sends() const { return BIO_get_ktls_send(SSL_get_wbio(ssl_)) != 0; }
 
 void tls_channel::close_notify() noexcept {
     if (broken_ || !SSL_is_init_finished(ssl_)) return;

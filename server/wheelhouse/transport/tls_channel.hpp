@@ -5,7 +5,6 @@
 // deadline and cancellation, exactly as for a plain socket.
 
 #include <cstddef>
-#include <cstdint>
 #include <string>
 
 #include <openssl/ssl.h>
@@ -35,11 +34,9 @@ public:
     step handshake();
     step read(void* into, std::size_t size);
     step write(const void* from, std::size_t size);
-    // Bytes of `file` at `offset` sent by the kernel (SSL_sendfile): only when kernel_sends().
-    step send_file(int file, std::uint64_t offset, std::size_t size);
 
-    // Whether the kernel encrypts what is sent (kTLS on this connection's socket).
-    bool kernel_sends() const;
+    // Whether OpenSSL holds bytes of the peer's not yet read (a record, or part of one).
+    bool has_pending() const { return SSL_has_pending(ssl_) == 1; }
     // The handshake failed because the client spoke plain HTTP to this port.
     bool plain_http_request() const noexcept { return plain_http_; }
     // Why the last call failed, for the debug log.
