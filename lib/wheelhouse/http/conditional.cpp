@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/text/ascii.hpp"
 
 namespace wheelhouse::http_conditional {
@@ -23,6 +24,10 @@ std::optional<std::uint64_t> parse_number(std::string_view text) noexcept {
 }
 
 }  // namespace
+
+std::string strong_entity_tag(std::string_view body) {
+    return "\"" + crypto::sha256_hex(body).substr(0, 32) + "\"";
+}
 
 bool if_none_match_matches(std::string_view if_none_match, std::string_view etag) noexcept {
     if_none_match = trim(if_none_match);
