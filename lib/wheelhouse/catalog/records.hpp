@@ -92,26 +92,6 @@ struct release_variants_file {
     std::int64_t updated_ms = 0;
 };
 
-// A name owned before its first upload (schema/0010_upstream.sql).
-struct reservation {
-    std::string pattern;  // normalised: 'acme-*'
-    std::optional<std::string> reason;
-    std::int64_t created_ms = 0;
-    std::string created_by;
-};
-
-// A file of an upstream project that this index fetched, checked and keeps (schema/0010_upstream.sql).
-struct kept_upstream_file {
-    std::string sha256;
-    std::string filename;
-    std::string project;   // normalised
-    std::string upstream;  // its name
-    std::string url;
-    std::uint64_t size = 0;           // 0: the file's bytes are not kept
-    std::string metadata_sha256;      // "": its .metadata is not kept
-    std::int64_t kept_ms = 0;
-};
-
 // The spellings the schema's CHECK constraints and the JSON API use.
 std::string_view to_string(project_status status) noexcept;
 std::optional<project_status> parse_project_status(std::string_view text) noexcept;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "wheelhouse/catalog/records.hpp"
+#include "wheelhouse/catalog/upstream_records.hpp"
 #include "wheelhouse/sqlite/columns.hpp"
 #include "wheelhouse/sqlite/statement.hpp"
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/catalog/upstream_records.hpp"
 #include "wheelhouse/result.hpp"
 
 namespace wheelhouse::catalog {
