@@ -70,7 +70,7 @@ std::string html_page(std::string_view links) {
     return "<!DOCTYPE html>\n<html><body><h1>Links</h1>\n" + std::string(links) + "\n</body></html>\n";
 }
 
-std::string link(std::string_view href, std::string_view text, std::string_view attributes = "") {
+std::string anchor(std::string_view href, std::string_view text, std::string_view attributes = "") {
     return "<a href=\"" + std::string(href) + "\"" + std::string(attributes) + ">" + std::string(text) + "</a><br>\n";
 }
 
@@ -123,13 +123,14 @@ TEST_CASE("upstream page: HTML metas, <base>, and the tags a page of links may h
                       "<title>Links for <torch></title><script>if (a < b) document.write('<a href=x>')</script>\n"
                       "<base href=\"https://mirror.example/packages/\"></head><body>\n"
                       "<!-- <a href=\"commented-out\"> -->" +
-                      link("torch-2.8.0-cp312-none-any.whl#sha256=" + sha_a, "torch-2.8.0-cp312-none-any.whl") +
+                      anchor("torch-2.8.0-cp312-none-any.whl#sha256=" + sha_a, "torch-2.8.0-cp312-none-any.whl") +
                       "<a HREF='torch-2.7.0.tar.gz#SHA256=" + std::string(64, 'C') +
                       "' DATA-YANKED=reason>\n  torch-2.7.0.tar.gz\n</a></body></html>";
     const auto page = parsed(body, html_source());
     CHECK(page.api_version == "1.4");
     CHECK(page.status == "archived");
     CHECK(page.status_reason == "moved to \"torch2\"");
+    INFO(page.first_left_out);
     REQUIRE(page.files.size() == 2);
     CHECK(page.files[0].url == "https://mirror.example/packages/torch-2.8.0-cp312-none-any.whl");
     CHECK(page.files[1].sha256 == sha_c);  // case folded
@@ -206,27 +207,27 @@ TEST_CASE("upstream page: files left out, each with its reason, the rest kept", 
     };
     const std::string fragment = "#sha256=" + sha_a;
     const std::vector<left_case> cases = {
-        {link("flash_attn-9.9.9-py3-none-any.whl" + fragment, "flash_attn-9.9.9-py3-none-any.whl"),
+        {anchor("flash_attn-9.9.9-py3-none-any.whl" + fragment, "flash_attn-9.9.9-py3-none-any.whl"),
          "is no wheel or sdist of six"},
-        {link("sixer-1.0.tar.gz" + fragment, "sixer-1.0.tar.gz"), "is no wheel or sdist of six"},
-        {link("six-foo-1.0.tar.gz" + fragment, "six-foo-1.0.tar.gz"), "is no wheel or sdist of six"},
-        {link("six-1.0.exe" + fragment, "six-1.0.exe"), "is no wheel or sdist of six"},
-        {link("six-1.0.tar.gz", "six-1.0.tar.gz"), "has no sha256"},
-        {link("six-1.0.tar.gz#sha512=" + std::string(128, 'a'), "six-1.0.tar.gz"), "has no sha256"},
-        {link("six-1.0.tar.gz#sha256=" + std::string(63, 'a'), "six-1.0.tar.gz"), "has no sha256"},
-        {link("six-1.0.tar.gz" + fragment, "six-2.0.tar.gz"), "the page names 'six-2.0.tar.gz' a file whose URL names"},
-        {link("ftp://host/six-1.0.tar.gz" + fragment, "six-1.0.tar.gz"), "is no http(s) URL"},
-        {link("javascript:alert(1)//six-1.0.tar.gz" + fragment, "six-1.0.tar.gz"), "is no http(s) URL"},
-        {link("six-1.0.tar.gz" + fragment, "six-1.0.tar.gz&copy;"), "character reference this index does not decode"},
-        {link("six-1.0.tar.gz" + fragment, "six-1.0.tar.gz", " data-yanked=\"&#0;\""),
+        {anchor("sixer-1.0.tar.gz" + fragment, "sixer-1.0.tar.gz"), "is no wheel or sdist of six"},
+        {anchor("six-foo-1.0.tar.gz" + fragment, "six-foo-1.0.tar.gz"), "is no wheel or sdist of six"},
+        {anchor("six-1.0.exe" + fragment, "six-1.0.exe"), "is no wheel or sdist of six"},
+        {anchor("six-1.0.tar.gz", "six-1.0.tar.gz"), "has no sha256"},
+        {anchor("six-1.0.tar.gz#sha512=" + std::string(128, 'a'), "six-1.0.tar.gz"), "has no sha256"},
+        {anchor("six-1.0.tar.gz#sha256=" + std::string(63, 'a'), "six-1.0.tar.gz"), "has no sha256"},
+        {anchor("six-1.0.tar.gz" + fragment, "six-2.0.tar.gz"), "the page names 'six-2.0.tar.gz' a file whose URL names"},
+        {anchor("ftp://host/six-1.0.tar.gz" + fragment, "six-1.0.tar.gz"), "is no http(s) URL"},
+        {anchor("javascript:alert(1)//six-1.0.tar.gz" + fragment, "six-1.0.tar.gz"), "is no http(s) URL"},
+        {anchor("six-1.0.tar.gz" + fragment, "six-1.0.tar.gz&copy;"), "character reference this index does not decode"},
+        {anchor("six-1.0.tar.gz" + fragment, "six-1.0.tar.gz", " data-yanked=\"&#0;\""),
          "character reference this index does not decode"},
-        {link("six/" + fragment, ""), "is no wheel or sdist of six"},
-        {link("six-1.0.tar.gz" + fragment, "six-1.0.tar.gz",
+        {anchor("six/" + fragment, ""), "is no wheel or sdist of six"},
+        {anchor("six-1.0.tar.gz" + fragment, "six-1.0.tar.gz",
               " data-requires-python=\"" + std::string(max_text_length + 1, '>') + "\""),
          "past 4096 bytes"},
-        {link("x" + std::string(max_url_length, 'x') + fragment, "six-1.0.tar.gz"), "a URL of"},
+        {anchor("x" + std::string(max_url_length, 'x') + fragment, "six-1.0.tar.gz"), "a URL of"},
     };
-    const auto kept = link("https://files.example/six-1.0-py3-none-any.whl" + fragment, "six-1.0-py3-none-any.whl");
+    const auto kept = anchor("https://files.example/six-1.0-py3-none-any.whl" + fragment, "six-1.0-py3-none-any.whl");
     for (const auto& each : cases) {
         INFO(each.link.substr(0, 200));
         const auto page = parsed(html_page(each.link + kept), html_source("six"));
@@ -240,11 +241,11 @@ TEST_CASE("upstream page: files left out, each with its reason, the rest kept", 
 TEST_CASE("upstream page: names that normalise alike are one project, a file twice with one hash is listed once",
           "[upstream]") {
     const std::string fragment = "#sha256=" + sha_a;
-    const auto page = parsed(html_page(link("Flash_Attn-2.8.3.tar.gz" + fragment, "Flash_Attn-2.8.3.tar.gz") +
-                                       link("flash.attn-2.8.2.zip" + fragment, "flash.attn-2.8.2.zip") +
-                                       link("flash_attn-2.8.3-py3-none-any.whl" + fragment,
+    const auto page = parsed(html_page(anchor("Flash_Attn-2.8.3.tar.gz" + fragment, "Flash_Attn-2.8.3.tar.gz") +
+                                       anchor("flash.attn-2.8.2.zip" + fragment, "flash.attn-2.8.2.zip") +
+                                       anchor("flash_attn-2.8.3-py3-none-any.whl" + fragment,
                                             "flash_attn-2.8.3-py3-none-any.whl") +
-                                       link("flash_attn-2.8.3-py3-none-any.whl" + fragment,
+                                       anchor("flash_attn-2.8.3-py3-none-any.whl" + fragment,
                                             "flash_attn-2.8.3-py3-none-any.whl")),
                              html_source("flash-attn"));
     CHECK(page.files.size() == 3);

@@ -300,7 +300,11 @@ std::optional<listed_link> link_of(const raw_link& raw, page_builder& built) {
         return std::nullopt;
     }
     if (!has_href) return std::nullopt;
-    link.link_text = std::move(*text);
+    // Browsers and pip's parser ignore the line breaks a page wraps its link text in.
+    std::string_view shown = *text;
+    while (!shown.empty() && is_space(shown.front())) shown.remove_prefix(1);
+    while (!shown.empty() && is_space(shown.back())) shown.remove_suffix(1);
+    link.link_text = std::string(shown);
     link.check_text = true;
     return link;
 }

@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <array>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
 
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
@@ -34,6 +39,63 @@ std::string_view sdist_stem(std::string_view filename) {
 
 bool is_http_scheme(std::string_view scheme) {
     return text::equals_ignoring_case(scheme, "https") || text::equals_ignoring_case(scheme, "http");
+}
+
+// RFC 3986 §5.2.4 on an encoded path, as written.
+std::string remove_dot_segments(std::string_view path) {
+    std::vector<std::string_view> kept;
+    const bool absolute = !path.empty() && path.front() == '/';
+    std::size_t start = absolute ? 1 : 0;
+    bool ends_in_directory = false;
+    while (start <= path.size()) {
+        const auto end = std::min(path.find('/', start), path.size());
+        const auto segment = path.substr(start, end - start);
+        ends_in_directory = segment == "." || segment == "..";
+        if (segment == "..") {
+            if (!kept.empty()) kept.pop_back();
+        } else if (segment != ".") {
+            kept.push_back(segment);
+        }
+        start = end + 1;
+    }
+    std::string out = absolute ? "/" : "";
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+        if (i) out += '/';
+        out += kept[i];
+    }
+    if (ends_in_directory && !kept.empty()) out += '/';
+    return out;
+}
+
+// RFC 3986 §5.2 resolution that keeps every byte as written: Boost.URL 1.81's resolve() decodes
+// %2B to '+' in a path, which the S3 behind download.pytorch.org reads as a blank (its wheels
+// are named "torch-2.8.0+cu128-…"). Nullopt when a part is not valid where it lands.
+std::optional<boost::urls::url> resolve_as_written(boost::urls::url_view base, boost::urls::url_view reference) {
+    if (reference.has_scheme()) return boost::urls::url(reference);
+    if (base.empty()) return std::nullopt;
+    boost::urls::url out(base);
+    out.remove_query();
+    out.remove_fragment();
+    try {
+        if (reference.has_authority()) {
+            out.set_encoded_authority(reference.encoded_authority());
+            out.set_encoded_path(remove_dot_segments(reference.encoded_path()));
+        } else if (reference.encoded_path().empty()) {
+            if (!reference.has_query() && base.has_query()) out.set_encoded_query(base.encoded_query());
+        } else if (reference.encoded_path().front() == '/') {
+            out.set_encoded_path(remove_dot_segments(reference.encoded_path()));
+        } else {
+            const auto directory = base.encoded_path().substr(0, base.encoded_path().rfind('/') + 1);
+            std::string merged = directory.empty() && base.has_authority() ? "/" : std::string(directory);
+            merged += reference.encoded_path();
+            out.set_encoded_path(remove_dot_segments(merged));
+        }
+        if (reference.has_query()) out.set_encoded_query(reference.encoded_query());
+        if (reference.has_fragment()) out.set_encoded_fragment(reference.encoded_fragment());
+    } catch (const boost::system::system_error&) {  // a part that is not valid there
+        return std::nullopt;
+    }
+    return out;
 }
 
 }  // namespace
@@ -119,10 +181,9 @@ page_builder::page_builder(const page_source& source) : source_(source) {
 
 result<void> page_builder::set_base(std::string_view reference) {
     const auto parsed = boost::urls::parse_uri_reference(reference);
-    boost::urls::url resolved;
-    if (!parsed || !boost::urls::resolve(base_, *parsed, resolved))
-        return invalid("its <base href> " + quoted(reference) + " is no URL");
-    base_ = std::move(resolved);
+    auto resolved = parsed ? resolve_as_written(base_, *parsed) : std::nullopt;
+    if (!resolved) return invalid("its <base href> " + quoted(reference) + " is no URL");
+    base_ = std::move(*resolved);
     return {};
 }
 
@@ -138,12 +199,12 @@ result<void> page_builder::add(listed_link link) {
         return {};
     }
     const auto reference = boost::urls::parse_uri_reference(link.reference);
-    boost::urls::url url;
-    if (!reference || base_.empty() || !boost::urls::resolve(base_, *reference, url) || !is_http_scheme(url.scheme()) ||
-        url.host_address().empty()) {
+    auto resolved = reference ? resolve_as_written(base_, *reference) : std::nullopt;
+    if (!resolved || !is_http_scheme(resolved->scheme()) || resolved->host_address().empty()) {
         leave_out(named() + " is no http(s) URL");
         return {};
     }
+    auto& url = *resolved;
     if (link.sha256.empty() && url.has_fragment()) link.sha256 = sha256_named_in(url.fragment());
     url.remove_fragment();
     const auto segments = url.segments();
