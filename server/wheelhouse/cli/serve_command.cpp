@@ -74,6 +74,13 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.outbound_queue = settings.outbound_queue;
     out.publishing.audience = config::oidc_audience_of(settings);
     out.publishing.token_lifetime = settings.oidc_token_lifetime;
+    out.upstreams = config::routing_from(settings);
+    out.upstream_pages.max_age = settings.upstream_max_age;
+    out.upstream_pages.max_page_bytes = settings.upstream_max_page_size;
+    out.upstream_pages.offline = settings.offline;
+    out.upstream_pages.directory = settings.data / "upstream";
+    out.upstream_link_files = settings.upstream_files == "link";
+    out.upstream_client = config::upstream_client_settings_from(settings);
     return out;
 }
 
