@@ -163,7 +163,7 @@ class NginxUpstreams:
                 f"error_log {self.directory / 'error.log'} warn;\n"
                 "events { worker_connections 1024; }\n"
                 "http {\n"
-                "  log_format upstream '$request_method $uri $status \"$http_if_none_match\"';\n"
+                "  log_format upstream '$request_method $request_uri $status \"$http_if_none_match\"';\n"
                 f"  client_body_temp_path {temp}/body;\n  proxy_temp_path {temp}/proxy;\n"
                 f"  fastcgi_temp_path {temp}/fastcgi;\n  uwsgi_temp_path {temp}/uwsgi;\n"
                 f"  scgi_temp_path {temp}/scgi;\n"
@@ -175,8 +175,9 @@ class NginxUpstreams:
         (self.directory / "temp").mkdir(exist_ok=True)
         config = self.directory / "nginx.conf"
         config.write_text(self.configuration())
+        # A session of its own, so kill() can take the workers with the master.
         self.process = subprocess.Popen(["nginx", "-c", str(config), "-p", str(self.directory)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         for port in self.ports.values():
             deadline = time.monotonic() + 10
             while True:
@@ -200,9 +201,10 @@ class NginxUpstreams:
                 self.process.wait()
 
     def kill(self) -> None:
-        """Gone at once, as a host that dies."""
+        """Gone at once, as a host that dies: the master and its workers (a worker outlives a
+        killed master and goes on answering)."""
         if self.process and self.process.poll() is None:
-            self.process.kill()
+            os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
 
     def requests(self, name: str) -> list[str]:

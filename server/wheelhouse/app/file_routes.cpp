@@ -83,11 +83,7 @@ std::optional<transport::outgoing_response> serve_upstream_file(const route_cont
                                                                 bool wants_metadata, const transport::responder& respond) {
     const auto kept = find_kept_upstream_bytes(context, sha256, filename, wants_metadata);
     if (!kept) return error_response(request, make_error(error_kind::internal, kept.error().message));
-    if (kept->what == kept_upstream_bytes::kind::owned) {
-        return make_text_response(request, http::status::not_found,
-                                  std::string(filename) + " belongs to a project this index owns; files of it come "
-                                                          "from this index only");
-    }
+    if (kept->what == kept_upstream_bytes::kind::owned) return owned_file_refusal(request, filename);
     if (kept->what == kept_upstream_bytes::kind::kept) {
         const auto path = wants_metadata ? context.blobs.metadata_path(sha256) : context.blobs.blob_path(sha256);
         return send_blob(request, path, kept->digest, context.settings.private_index);

@@ -273,10 +273,11 @@ void remote_downloads::transfer::finish(relay_progress& progress, const result<r
         return body->fail();
     }
     if (!whole_and_verified(progress, metrics)) return body->fail();
+    // Kept before the last bytes go: a client that has the whole file and asks again finds the copy.
+    keep_verified_copy(progress, blobs);
     if (!progress.held.empty() && !body->push(std::move(progress.held))) return;
     if (!progress.batch.empty() && !body->push(std::move(progress.batch))) return;
     body->finish();
-    keep_verified_copy(progress, blobs);
 }
 
 bool remote_downloads::transfer::whole_and_verified(relay_progress& progress,

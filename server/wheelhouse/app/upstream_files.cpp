@@ -41,12 +41,32 @@ result<bool> owned_now(const route_context& context, std::string_view project) {
            upstream::name_source::upstream;
 }
 
+// The entry of `page` with this very name and sha256, if any.
+const upstream::upstream_file* listed_on(const upstream::page_outcome& outcome, const wanted_file& wanted) {
+    if (outcome.what != upstream::page_outcome::kind::page) return nullptr;
+    const auto& page = outcome.kept->page;
+    if (!page || page->status == "quarantined") return nullptr;
+    for (const auto& file : page->files) {
+        if (file.filename == wanted.filename && file.sha256 == wanted.sha256) return &file;
+    }
+    return nullptr;
+}
+
 // The file on the page of each project its name may belong to, at each upstream that project
-// may come from: the entry with this very name and sha256. An upstream's failure is returned
-// when no other page had the file.
+// may come from: the entry with this very name and sha256. Pages already kept are looked at
+// first (the page pip read before asking for the file), so no other upstream is asked for a
+// page it need not give. An upstream's failure is returned when no other page had the file.
 result<std::optional<found_file>> find_on_upstreams(const route_context& context, const wanted_file& wanted) {
+    const auto projects = upstream::projects_named_by(wanted.filename);
+    for (const auto& project : projects) {
+        for (const auto* each : context.settings.upstreams.upstreams_for(project)) {
+            const auto kept = context.upstream_pages->find(*each, project);
+            if (!kept || kept->stale()) continue;
+            if (const auto* file = listed_on(*kept, wanted)) return std::optional<found_file>(found_file{each, project, *file});
+        }
+    }
     std::optional<error> failure;
-    for (const auto& project : upstream::projects_named_by(wanted.filename)) {
+    for (const auto& project : projects) {
         for (const auto* each : context.settings.upstreams.upstreams_for(project)) {
             auto outcome = context.upstream_pages->get_now(*each, project);
             if (outcome.what == upstream::page_outcome::kind::owned) break;  // never from any upstream
@@ -54,12 +74,7 @@ result<std::optional<found_file>> find_on_upstreams(const route_context& context
                 failure = outcome.failure;
                 continue;
             }
-            const auto& page = outcome.kept->page;
-            if (!page || page->status == "quarantined") continue;
-            for (const auto& file : page->files) {
-                if (file.filename == wanted.filename && file.sha256 == wanted.sha256)
-                    return std::optional<found_file>(found_file{each, project, file});
-            }
+            if (const auto* file = listed_on(outcome, wanted)) return std::optional<found_file>(found_file{each, project, *file});
         }
     }
     if (failure) return *failure;
@@ -183,11 +198,22 @@ void find_and_fetch(const route_context& context, const http::request_header<>& 
             request, http::status::not_found,
             "no file " + wanted.filename + " with sha256 " + wanted.sha256 + " in this index or its upstream indexes"));
     }
+    // Asked again right before a byte is fetched, whatever page was kept: an owned name's file
+    // never comes from upstream, and a catalog that cannot tell refuses (fails closed).
+    const auto owned = owned_now(context, (*found)->project);
+    if (!owned) return respond(error_response(request, owned.error()));
+    if (*owned) return respond(owned_file_refusal(request, wanted.filename));
     if (wanted.metadata) return respond(fetch_metadata(context, request, **found));
     if (auto answer = fetch_file(context, request, **found, respond)) respond(std::move(*answer));
 }
 
 }  // namespace
+
+transport::outgoing_response owned_file_refusal(const http::request_header<>& request, std::string_view filename) {
+    return transport::make_text_response(request, http::status::not_found,
+                                         std::string(filename) + " belongs to a project this index owns; files of it "
+                                                                 "come from this index only");
+}
 
 result<kept_upstream_bytes> find_kept_upstream_bytes(const route_context& context, std::string_view sha256,
                                                      std::string_view filename, bool metadata) {

@@ -25,6 +25,9 @@ struct kept_upstream_bytes {
     std::string digest;  // kind::kept: the ETag of the bytes to send (the file's sha256, or its .metadata's)
 };
 
+// The 404 for a file of a name this index owns (a project here, or reserved).
+transport::outgoing_response owned_file_refusal(const http::request_header<>& request, std::string_view filename);
+
 // Thread safety: any thread (two indexed catalog reads).
 result<kept_upstream_bytes> find_kept_upstream_bytes(const route_context& context, std::string_view sha256,
                                                      std::string_view filename, bool metadata);
