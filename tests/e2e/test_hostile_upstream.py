@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -115,3 +116,36 @@ def test_a_file_whose_bytes_differ_from_its_hash_is_refused_and_not_kept(hostile
                     hashlib.sha256(honest).hexdigest())
         assert not isinstance(received, bytes) or len(received) < len(honest), "the lying bytes went out whole"
         assert upstream.requests_for(f"/packages/{name}") == attempt  # never kept: fetched again
+
+
+def test_a_page_that_drips_is_cut_at_the_timeout_and_not_kept(hostile):
+    """Headers at once, then a byte a second: the whole fetch is bounded (--upstream-timeout 3),
+    so the client gets a 504 naming the upstream within seconds, not when the upstream pleases."""
+    server, upstream = hostile
+    body = json_page("slow", []).encode()
+
+    def drip(handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", JSON_TYPE)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        for byte in body:
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            time.sleep(1)
+
+    upstream.answers["/simple/slow/"] = drip
+    started = time.monotonic()
+    status, answer = get(server.url + "simple/slow/")
+    assert status in (502, 504), (status, answer)
+    assert b"evil" in answer
+    assert time.monotonic() - started < 15
+    assert get(server.url + "simple/healthy/")[0] == 200
+
+
+def test_a_page_larger_than_the_limit_is_refused_before_it_is_read_whole(hostile):
+    """A page past --upstream-max-page-size (100000 here) is refused, whatever length it claims."""
+    server, upstream = hostile
+    huge = b'{"meta": {"api-version": "1.0"}, "name": "huge", "files": [], "x": "' + b"a" * 200000 + b'"}'
+    upstream.page("huge", huge)
+    assert_refused_and_not_kept(server, upstream, "huge")
