@@ -220,3 +220,33 @@ def test_operators_see_kept_upstream_files_in_metrics_fsck_and_prune(one_url, pi
     assert "1 kept upstream files" in pruned.stdout, pruned.stdout
     assert subprocess.run([str(wheelhouse_bin), "fsck", "--data", str(data)], capture_output=True,
                           timeout=120).returncode == 0
+
+
+CLIENT_BLOCKS = {
+    "poetry": "poetry init --no-interaction --name app\n"
+              "poetry source add --default wheelhouse http://HOST:8080/" + VARIANT_INDEX + "\n"
+              "poetry add flash-attn tinyup\n",
+    "pdm": "pdm init --non-interactive\n"
+           "pdm config --local pypi.url http://HOST:8080/" + VARIANT_INDEX + "\n"
+           "pdm add --save-wildcard --no-self flash-attn tinyup\n",
+    "pipenv": "printf '[[source]]\\nname = \"wheelhouse\"\\nurl = \"%s\"\\nverify_ssl = false\\n' \\\n"
+              "       http://HOST:8080/" + VARIANT_INDEX + " > Pipfile\n"
+              "pipenv install flash-attn tinyup\n",
+}
+
+
+@pytest.mark.parametrize("tool", sorted(CLIENT_BLOCKS))
+def test_poetry_pdm_and_pipenv_resolve_through_the_one_url(one_url, tmp_path, tool):
+    """The README's clients, given only this index: this index's flash-attn (not the attacker's
+    9.0 upstream), PyPI's tinyup, and tinyup's dependency torchy from the routed PyTorch index."""
+    from test_clients import run_block
+    server, upstreams, _ = one_url
+    folder = tmp_path / tool
+    ran = run_block(CLIENT_BLOCKS[tool], server.url, folder, "unused")
+    assert ran.returncode == 0, f"{ran.stdout}\n{ran.stderr}"
+    shown = subprocess.run([str(folder / ".venv" / "bin" / "python"), "-c",
+                            "import flash_attn, tinyup, torchy; print(flash_attn.WHO, tinyup.V, torchy.CUDA)"],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == ["here", "2.0", "cu128"]
+    assert not page_requests(upstreams, "pypi", "flash-attn")
