@@ -210,6 +210,14 @@ def test_operators_see_kept_upstream_files_in_metrics_fsck_and_prune(one_url, pi
     assert fetched and int(fetched.group(1)) >= 1
     kept = re.search(r"^wheelhouse_upstream_files_kept (\d+)$", metrics, re.M)
     assert kept and int(kept.group(1)) == 2  # tinyup 2.0 and torchy 2.8
+    with urllib.request.urlopen(server.url + "api/v1/upstream", timeout=10) as response:
+        overview = json.loads(response.read())
+    assert [each["name"] for each in overview["upstreams"]] == ["pypi", "pytorch"]
+    assert overview["routes"] == ["cu128: torchy = pytorch"]
+    assert [each["pattern"] for each in overview["reserved"]] == ["acme-*"]
+    assert {(each["project"], each["upstream"]) for each in overview["kept_projects"]} == {
+        ("tinyup", "pypi"), ("torchy", "pytorch")}
+    assert overview["kept"]["files"] == 2 and overview["upstreams"][0]["pages"]["fetched"] >= 1
     data = server.data_dir
     fsck = subprocess.run([str(wheelhouse_bin), "fsck", "--data", str(data)], capture_output=True, text=True,
                           timeout=120)
