@@ -28,6 +28,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -173,9 +174,12 @@ end
 """
 
 
-def run_wrk(url: str, accept: str, args: argparse.Namespace, duration: int, script: pathlib.Path | None) -> dict:
+def run_wrk(url: str, accept: str, args: argparse.Namespace, duration: int, script: pathlib.Path | None,
+            headers: tuple[str, ...] = ()) -> dict:
     command = ["wrk", f"-t{args.wrk_threads}", f"-c{args.connections}", f"-d{duration}s", "--latency",
                "-H", f"Accept: {accept}"]
+    for header in headers:
+        command += ["-H", header]
     if script:
         command += ["-s", str(script)]
     command.append(url)
@@ -222,7 +226,7 @@ class Wheelhouse:
                 log.close()
                 raise RuntimeError(f"wheelhouse serve exited ({self.process.wait()}): {self.log_path.read_text()}")
             log.write(line)
-            match = re.search(rb"listening on http://127\.0\.0\.1:(\d+)/", line)
+            match = re.search(rb"listening on https?://127\.0\.0\.1:(\d+)/", line)
             if match:
                 self.startup_listening_s = time.monotonic() - started
                 self.port = int(match.group(1))
@@ -239,7 +243,11 @@ class Wheelhouse:
         threading.Thread(target=keep_draining, daemon=True).start()
         while True:
             with contextlib.suppress(OSError):
-                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                if "--tls-cert" in self.command:  # the bench's own certificate: nothing to verify
+                    connection = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=5,
+                                                             context=ssl._create_unverified_context())
+                else:
+                    connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
                 connection.request("GET", "/simple/", headers={"Accept": PIP_ACCEPT})
                 response = connection.getresponse()
                 response.read()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import subprocess
@@ -11,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from fake_github import FakeGitHub  # noqa: E402
+from fake_github import FakeGitHub, make_certificates  # noqa: E402
 from server_process import ServerProcess, wheelhouse_binary  # noqa: E402
 
 
@@ -68,8 +69,9 @@ def start_server(tmp_path):
     """Starts `wheelhouse serve` on a free port over a data folder; stops it (checking a clean exit)."""
     started: list[ServerProcess] = []
 
-    def start(data: pathlib.Path, *extra_args: str, env: dict | None = None) -> ServerProcess:
-        server = ServerProcess(data, *extra_args, env=env).start()
+    def start(data: pathlib.Path, *extra_args: str, env: dict | None = None,
+              ca: pathlib.Path | None = None) -> ServerProcess:
+        server = ServerProcess(data, *extra_args, env=env, ca=ca).start()
         started.append(server)
         return server
 
@@ -93,3 +95,35 @@ def fake_github(fake_github_process) -> FakeGitHub:
     fake_github.server_flags() points wheelhouse at it."""
     fake_github_process.reset()
     return fake_github_process
+
+
+@dataclasses.dataclass(frozen=True)
+class TlsFiles:
+    """A test CA and a server certificate it signed (localhost, 127.0.0.1, ::1), made by openssl."""
+    ca: pathlib.Path
+    certificate: pathlib.Path
+    key: pathlib.Path
+
+    def serve_arguments(self) -> list[str]:
+        return ["--tls-cert", str(self.certificate), "--tls-key", str(self.key)]
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory) -> TlsFiles:
+    return TlsFiles(*make_certificates(tmp_path_factory.mktemp("tls")))
+
+
+@pytest.fixture(params=["http", "https"])
+def scheme(request) -> str:
+    """Both transports a test's raw clients should find alike."""
+    return request.param
+
+
+@pytest.fixture
+def start_over(start_server, scheme, tls_files):
+    """start_server over `scheme`: with the test certificate (and the server's `ca` set) for https."""
+    def start(data: pathlib.Path, *extra_args: str, env: dict | None = None) -> ServerProcess:
+        if scheme == "https":
+            return start_server(data, *tls_files.serve_arguments(), *extra_args, env=env, ca=tls_files.ca)
+        return start_server(data, *extra_args, env=env)
+    return start

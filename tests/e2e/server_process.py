@@ -3,6 +3,7 @@
 import os
 import re
 import signal
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -20,7 +21,7 @@ class ServerProcess:
     `access_log` says: "-" puts it in stdout_path, which holds whatever the server writes there)."""
 
     def __init__(self, data_dir: Path, *extra_args: str, env: dict | None = None, access_log: str | None = None,
-                 preexec_fn=None):
+                 preexec_fn=None, ca: Path | None = None):
         self.data_dir = Path(data_dir)
         self.access_log = self.data_dir.parent / f"{self.data_dir.name}-access.log"
         self.access_log_argument = access_log or str(self.access_log)
@@ -29,6 +30,7 @@ class ServerProcess:
         self.extra_args = list(extra_args)
         self.env = env
         self.preexec_fn = preexec_fn  # run in the child before exec (a lower resource limit, say)
+        self.ca = ca  # the test CA that signed --tls-cert's certificate, when the server speaks HTTPS
         self.process: subprocess.Popen | None = None
         self.url = ""
 
@@ -63,7 +65,8 @@ class ServerProcess:
 
     def get(self, path: str, headers: dict | None = None):
         request = urllib.request.Request(self.url.rstrip("/") + path, headers=headers or {})
-        return urllib.request.urlopen(request, timeout=10)
+        context = ssl.create_default_context(cafile=str(self.ca)) if self.ca else None
+        return urllib.request.urlopen(request, timeout=10, context=context)
 
     def stop(self, timeout: float = 15.0) -> int:
         if self.process is None:

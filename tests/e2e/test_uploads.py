@@ -24,6 +24,8 @@ def make_token(binary, data: pathlib.Path, name: str, *extra: str) -> str:
 def twine(url: str, token: str, *files: pathlib.Path, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TWINE_")}
     env["HOME"] = str(files[0].parent)
+    if "--cert" in extra:  # requests prefers REQUESTS_CA_BUNDLE (this machine sets one) to twine's --cert
+        env["REQUESTS_CA_BUNDLE"] = extra[extra.index("--cert") + 1]
     return subprocess.run(["twine", "upload", "--disable-progress-bar", "--non-interactive", "--repository-url",
                            url + "legacy/", "-u", "__token__", "-p", token, *extra, *map(str, files)],
                           capture_output=True, text=True, timeout=120, env=env)

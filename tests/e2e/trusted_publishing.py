@@ -13,9 +13,9 @@ import pytest
 from oidc_issuer import OidcIssuer, Workflow
 from server_process import ServerProcess
 
-# The index's schemes the tests run over. "https" joins once `wheelhouse serve --tls-cert` exists
-# (issue 25's first item, a change of its own): the fixture then serves the issuer's certificate.
-INDEX_SCHEMES = ["http"]
+# The index's schemes the tests run over: over https the index serves the issuer's certificate
+# (the clients refuse plain http outside tests, so https is how CI meets it).
+INDEX_SCHEMES = ["http", "https"]
 
 
 @dataclasses.dataclass
@@ -80,8 +80,11 @@ def index_arguments(scheme: str, issuer: OidcIssuer) -> list[str]:
 
 
 @pytest.fixture(params=INDEX_SCHEMES)
-def index(request, tmp_path, wheelhouse_bin, start_server, fresh_issuer) -> Index:
+def index(request, tmp_path, wheelhouse_bin, start_server, fresh_issuer, monkeypatch) -> Index:
     data = tmp_path / "data"
     data.mkdir()
+    if request.param == "https":  # requests, twine, curl and urllib trust the test CA, as CI trusts a real one
+        for variable in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE"):
+            monkeypatch.setenv(variable, str(fresh_issuer.ca))
     server = start_server(data, *index_arguments(request.param, fresh_issuer))
     return Index(server, data, request.param, fresh_issuer, wheelhouse_bin)

@@ -2,6 +2,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -47,19 +53,55 @@ public:
 
     void handle(incoming_request request, responder respond) override {
         if (request.header.target() == "/throw/handle") throw std::runtime_error("handle threw, as the test asked");
+        if (request.header.target() == "/file") return respond(file_answer(request.header));
         std::string names;
         for (const auto& field : request.header) names += (names.empty() ? "" : ",") + std::string(field.name_string());
         const auto bytes = request.sink ? static_cast<counting_sink&>(*request.sink).bytes() : request.body.size();
         respond(make_text_response(request.header, http::status::ok,
                                    "fields: " + names + "\nbody: " + std::to_string(bytes)));
     }
+
+    ~echo_handler() override {
+        std::error_code ignored;
+        if (!path_.empty()) std::filesystem::remove(path_, ignored);
+    }
+
+    static constexpr std::uint64_t file_bytes = 4 << 20;
+
+private:
+
+    outgoing_response file_answer(const http::request_header<>& request) {
+        auto file = std::make_shared<storage::descriptor>(::open(file_path().c_str(), O_RDONLY | O_CLOEXEC));
+        REQUIRE(file->get() >= 0);
+        http::response<http::empty_body> head(http::status::ok, request.version());
+        head.set(http::field::content_type, "application/octet-stream");
+        head.keep_alive(wants_keep_alive(request));
+        return make_file_response(std::move(head), file_span{std::move(file), 0, file_bytes});
+    }
+
+    // Written once, on first use, beside the test binary's other temporary files.
+    const std::string& file_path() {
+        std::call_once(written_, [this] {
+            path_ = (std::filesystem::temp_directory_path() / ("echo-server-file-" + std::to_string(::getpid())))
+                        .string();
+            std::string bytes(file_bytes, '\0');
+            for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i % 251);
+            std::ofstream(path_, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        });
+        return path_;
+    }
+
+    std::once_flag written_;
+    std::string path_;
 };
 
 }  // namespace
 
-echo_server::echo_server(transport::session_limits limits, unsigned threads)
+echo_server::echo_server(transport::session_limits limits, unsigned threads,
+                         std::shared_ptr<const transport::tls_certificate> tls)
     : handler_(std::make_unique<echo_handler>()) {
     transport::server_options options;
+    options.tls = std::move(tls);
     options.port = 0;
     options.threads = threads;
     options.limits = limits;

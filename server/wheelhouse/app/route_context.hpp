@@ -51,7 +51,7 @@ struct trusted_publishing_settings {
     std::map<std::string, oidc::key_set> pinned_keys;  // issuer -> keys; never fetched
     oidc::key_cache::options keys;
     // The scheme of the endpoints PEP 807's discovery names when --public-url does not say:
-    // "https" once the server terminates TLS itself.
+    // "https" when the server terminates TLS itself (--tls-cert).
     std::string scheme = "http";
 };
 

@@ -74,6 +74,7 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.outbound_queue = settings.outbound_queue;
     out.publishing.audience = config::oidc_audience_of(settings);
     out.publishing.token_lifetime = settings.oidc_token_lifetime;
+    out.publishing.scheme = settings.tls_cert.empty() ? "http" : "https";
     out.upstreams = config::routing_from(settings);
     out.upstream_pages.max_age = settings.upstream_max_age;
     out.upstream_pages.max_page_bytes = settings.upstream_max_page_size;
@@ -102,11 +103,28 @@ result<std::map<std::string, oidc::key_set>> pinned_keys(const std::vector<std::
     return keys;
 }
 
-transport::server_options server_options_from(const config::settings& settings, metrics::server_metrics& metrics) {
+// HTTPS's certificate, when --tls-cert and --tls-key are given; nullptr for plain HTTP.
+result<std::shared_ptr<transport::tls_certificate>> certificate_from(const config::settings& settings) {
+    if (settings.tls_cert.empty() != settings.tls_key.empty())
+        return invalid("give --tls-cert and --tls-key together: the certificate and its key");
+    if (settings.tls_cert.empty()) {
+        if (!settings.redirect_http.empty())
+            return invalid("give --tls-cert and --tls-key with --redirect-http: it redirects to HTTPS");
+        return std::shared_ptr<transport::tls_certificate>();
+    }
+    auto loaded = transport::tls_certificate::load(settings.tls_cert, settings.tls_key);
+    if (!loaded) return loaded.error();
+    return std::move(*loaded);
+}
+
+transport::server_options server_options_from(const config::settings& settings, metrics::server_metrics& metrics,
+                                              std::shared_ptr<const transport::tls_certificate> tls) {
     const auto address = config::split_listen_address(settings.listen);  // checked by resolve
     transport::server_options out;
     out.host = address->first;
     out.port = address->second;
+    out.tls = std::move(tls);
+    if (!settings.redirect_http.empty()) out.redirect_http = *config::split_listen_address(settings.redirect_http);
     out.threads = settings.threads;
     out.access_log = settings.access_log;
     out.metrics = &metrics;
@@ -119,15 +137,23 @@ transport::server_options server_options_from(const config::settings& settings, 
 }
 
 // Tests and scripts read the bound port from this line.
+std::string host_text(const tcp::endpoint& endpoint) {
+    return endpoint.address().is_v6() ? "[" + endpoint.address().to_string() + "]" : endpoint.address().to_string();
+}
+
 void announce(const transport::server& server, const config::settings& settings) {
     const auto endpoint = server.local_endpoint();
-    const auto host = endpoint.address().is_v6() ? "[" + endpoint.address().to_string() + "]"
-                                                 : endpoint.address().to_string();
+    const auto host = host_text(endpoint);
+    const char* scheme = settings.tls_cert.empty() ? "http" : "https";
     // An admin who meant to open the index (or to close it) sees which it is before anyone reads.
     const char* access = settings.private_index ? "private: every read needs a token of scope read or above"
                                                 : "public: anyone may read, uploads need a token";
-    std::fprintf(stderr, "wheelhouse listening on http://%s:%u/ (data %s, %u threads, up to %zu connections; %s)\n",
-                 host.c_str(), endpoint.port(), settings.data.c_str(), settings.threads,
+    if (const auto redirect = server.redirect_endpoint()) {
+        std::fprintf(stderr, "wheelhouse redirecting http://%s:%u/ to https\n", host_text(*redirect).c_str(),
+                     redirect->port());
+    }
+    std::fprintf(stderr, "wheelhouse listening on %s://%s:%u/ (data %s, %u threads, up to %zu connections; %s)\n",
+                 scheme, host.c_str(), endpoint.port(), settings.data.c_str(), settings.threads,
                  server.limits().max_connections, access);
     std::fflush(stderr);
 }
@@ -148,8 +174,14 @@ int serve(const config::overrides& values) {
         return 2;
     }
     application_settings.publishing.pinned_keys = std::move(*pinned);
+    auto certificate = certificate_from(settings);
+    if (!certificate) {
+        spdlog::error("{}", certificate.error().message);
+        return 2;
+    }
+    if (*certificate) spdlog::info("HTTPS with the certificate of {}", (*certificate)->describe());
     app::application application(*data->catalog, data->blobs, std::move(application_settings));
-    transport::server server(server_options_from(settings, application.metrics()), application);
+    transport::server server(server_options_from(settings, application.metrics(), *certificate), application);
     if (auto opened = server.open(); !opened) {
         spdlog::error("{}", opened.error().message);
         return 1;
@@ -161,11 +193,29 @@ int serve(const config::overrides& values) {
         spdlog::info("signal {}: draining connections (up to {} s)", signal_number, settings.drain_timeout.count());
         server.drain(settings.drain_timeout);
     });
+    // SIGHUP (systemctl reload, a certbot deploy hook): the certificate and key are read again;
+    // new connections get them, and none is dropped.
+    net::signal_set reload(server.context(), SIGHUP);
+    std::function<void(error_code, int)> on_reload = [&](error_code ec, int) {
+        if (ec) return;
+        if (!*certificate) {
+            spdlog::info("SIGHUP: nothing to read again (no --tls-cert)");
+        } else if (auto reloaded = (*certificate)->reload();
+                   !reloaded) {
+            spdlog::error("SIGHUP: kept the certificate in use ({}): {}", (*certificate)->describe(),
+                          reloaded.error().message);
+        } else {
+            spdlog::info("SIGHUP: new connections get the certificate of {}", (*certificate)->describe());
+        }
+        reload.async_wait(on_reload);
+    };
+    reload.async_wait(on_reload);
     application.watch_external_changes(server.context());
     announce(server, settings);
 
     server.start();
     server.wait();
+    reload.cancel();
     application.stop_watching();
     application.finish_ingests();
     spdlog::info("stopped; all connections closed");

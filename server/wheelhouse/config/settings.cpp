@@ -20,6 +20,11 @@ result<void> listen_address(std::string& listen) {
     return {};
 }
 
+result<void> listen_address_if_set(std::string& listen) {
+    if (listen.empty()) return {};
+    return listen_address(listen);
+}
+
 result<void> zero_is_one_per_core(unsigned& count) {
     if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
     return {};
@@ -99,6 +104,12 @@ const std::vector<setting>& table() {
         declare(data, "data", &settings::data, "Data folder: catalog.db, blobs/, tmp/ (default ./var)"),
         declare(serving, "listen", &settings::listen,
                 "Address and port to listen on (default 127.0.0.1:8080; port 0 picks one)", listen_address),
+        declare(serving, "tls-cert", &settings::tls_cert,
+                "Serve HTTPS: PEM file of the server's certificate, then its chain (read at start and on SIGHUP)"),
+        declare(serving, "tls-key", &settings::tls_key, "PEM file of --tls-cert's private key (read with it)"),
+        declare(serving, "redirect-http", &settings::redirect_http,
+                "With --tls-cert: also listen for plain HTTP on HOST:PORT, answering every request with a redirect "
+                "to the same path over HTTPS (301 for GET and HEAD, 308 for the rest)", listen_address_if_set),
         declare(serving, "threads", &settings::threads, "I/O threads (default: one per core)", zero_is_one_per_core),
         declare(serving, "access-log", &settings::access_log, "Access log: '-' for stdout, 'off', or a file path"),
         declare(serving, "page-max-age", &settings::page_max_age,

@@ -24,6 +24,9 @@ namespace wheelhouse::config {
 
 struct settings {
     std::string listen = "127.0.0.1:8080";
+    std::string tls_cert;       // PEM, certificate then chain: HTTPS on --listen; empty: plain HTTP
+    std::string tls_key;        // PEM private key of tls_cert
+    std::string redirect_http;  // HOST:PORT of a plain-HTTP listener that redirects to HTTPS; empty: none
     std::filesystem::path data = "./var";
     unsigned threads = 0;  // 0: one per core
     std::string access_log = "-";

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include <sys/sendfile.h>
+#include <unistd.h>
 #include <sys/socket.h>
 
 #include <spdlog/spdlog.h>
@@ -23,6 +24,13 @@ constexpr std::uint64_t unexpected_body_limit = 64 * 1024;
 constexpr std::size_t read_buffer_bytes = 64 * 1024;
 
 constexpr std::string_view continue_line = "HTTP/1.1 100 Continue\r\n\r\n";
+
+// Over TLS, what one write stages for OpenSSL at most: four full records.
+constexpr std::size_t tls_stage_bytes = 64 * 1024;
+
+// One turn of a download sends at most this much, then lets the thread's other connections
+// have their turn.
+constexpr std::uint64_t turn_bytes = 4 * 1024 * 1024;
 
 bool is_quiet(const error_code& ec) {
     return ec == net::error::operation_aborted || ec == http::error::end_of_stream || ec == net::error::eof ||
@@ -84,9 +92,10 @@ void http_session::contain(const char* what) noexcept {
     do_close();
 }
 
-http_session::http_session(tcp::socket&& socket, request_handler& handler, const session_limits& limits,
-                           session_registry& registry, access_log& log)
+http_session::http_session(tcp::socket&& socket, std::unique_ptr<tls_channel> tls, request_handler& handler,
+                           const session_limits& limits, session_registry& registry, access_log& log)
     : stream_(std::move(socket)),
+      tls_(std::move(tls)),
       stream_wait_(stream_.get_executor()),
       read_timer_(stream_.get_executor()),
       buffer_(read_buffer_bytes),
@@ -98,8 +107,8 @@ http_session::http_session(tcp::socket&& socket, request_handler& handler, const
           on_chunk_header(size, extensions, ec);
       }) {
     error_code ec;
-    // For the prepared write's first try (do_write_head); the asynchronous operations are
-    // unaffected by it.
+    // For the prepared write's first try (do_write_head), and for OpenSSL, which reads and
+    // writes the socket itself (tls_channel); the asynchronous operations are unaffected by it.
     stream_.socket().non_blocking(true, ec);
     const auto endpoint = stream_.socket().remote_endpoint(ec);
     if (!ec) {
@@ -117,7 +126,59 @@ http_session::~http_session() {
 
 void http_session::run() {
     registration_ = registry_.add(shared_from_this(), peer_address_);
-    net::dispatch(stream_.get_executor(), guarded([this] { do_read_header(); }));
+    net::dispatch(stream_.get_executor(), guarded([this] { tls_ ? start_handshake() : do_read_header(); }));
+}
+
+void http_session::start_handshake() {
+    reading_ = reading::handshake;
+    waiting_for_request_ = true;
+    phase_deadline_ = clock::now() + limits_.idle_timeout;
+    set_activity(session_registry::activity::idle);
+    read_pending_ = true;
+    arm_read_deadline();
+    stream_.socket().async_wait(tcp::socket::wait_read, guarded([this](error_code ec) {
+        read_pending_ = false;
+        waiting_for_request_ = false;
+        if (ec) return on_read_failed(ec);
+        set_activity(session_registry::activity::busy);
+        phase_deadline_ = clock::now() + std::min(limits_.handshake_timeout, limits_.idle_timeout);
+        arm_read_deadline();
+        continue_handshake();
+    }));
+}
+
+void http_session::continue_handshake() {
+    if (draining_) return do_close();
+    const auto step = tls_->handshake();
+    switch (step.what) {
+        case tls_channel::outcome::done: reading_ = reading::nothing; return do_read_header();
+        case tls_channel::outcome::want_read:
+        case tls_channel::outcome::want_write:
+            read_pending_ = true;
+            stream_.socket().async_wait(
+                step.what == tls_channel::outcome::want_read ? tcp::socket::wait_read : tcp::socket::wait_write,
+                guarded([this](error_code ec) {
+                    read_pending_ = false;
+                    if (ec) return on_read_failed(ec);
+                    continue_handshake();
+                }));
+            return;
+        case tls_channel::outcome::closed: return do_close();
+        case tls_channel::outcome::failed:
+            if (tls_->plain_http_request()) return answer_plain_http();
+            spdlog::debug("{}: TLS handshake failed: {}", peer_, tls_->reason());
+            return do_close();
+    }
+}
+
+void http_session::answer_plain_http() {
+    // In plain text, as nginx does: the client reads a reason, not a handshake failure.
+    static const std::string answer = serialize(make_text_response_without_request(
+        http::status::bad_request, "use https:// for this address: it speaks only HTTPS"));
+    closed_ = true;
+    reading_ = reading::nothing;
+    read_timer_.cancel();
+    answer_and_close(stream_.socket(), answer);
 }
 
 void http_session::drain() {
@@ -236,15 +297,13 @@ void http_session::start_body(body_plan plan) {
     }
     if (!send_continue) return begin_body();
     // curl waits a second for this before sending a large body; answer at once.
-    stream_.expires_after(limits_.write_timeout);
-    net::async_write(stream_, net::buffer(continue_line.data(), continue_line.size()),
-                     guarded([this](error_code ec, std::size_t) {
-                         if (ec) {
-                             fail(ec, "write 100-continue");
-                             return do_close();
-                         }
-                         begin_body();
-                     }));
+    write_all(net::buffer(continue_line.data(), continue_line.size()), [this](error_code ec) {
+        if (ec) {
+            fail(ec, "write 100-continue");
+            return do_close();
+        }
+        begin_body();
+    });
 }
 
 void http_session::begin_body() {
@@ -368,17 +427,48 @@ void http_session::read_more() {
     }
     if (!read_timer_armed_) arm_read_deadline();
     read_pending_ = true;
-    stream_.socket().async_read_some(buffer_.prepare(room), guarded([this](error_code ec, std::size_t bytes) {
-        read_pending_ = false;
-        buffer_.commit(bytes);
-        if (bytes > 0) {
-            last_progress_ = clock::now();
-            paced_bytes_ += bytes;
-            if (activity_ == session_registry::activity::idle) set_activity(session_registry::activity::busy);
-        }
-        if (ec) return on_read_failed(ec);
-        continue_reading();
-    }));
+    // A linger drops what arrives: over TLS, as it came, since close_notify has ended TLS.
+    if (tls_ && reading_ != reading::linger) return read_through_tls(buffer_.prepare(room));
+    stream_.socket().async_read_some(buffer_.prepare(room),
+                                     guarded([this](error_code ec, std::size_t bytes) { on_read(ec, bytes); }));
+}
+
+void http_session::read_through_tls(net::mutable_buffer into) {
+    const auto step = tls_->read(into.data(), into.size());
+    switch (step.what) {
+        case tls_channel::outcome::done:
+            // Posted, as a socket's completion is: a client sending fast must not deepen the stack.
+            net::post(stream_.get_executor(), guarded([this, bytes = step.bytes] { on_read({}, bytes); }));
+            return;
+        case tls_channel::outcome::want_read:
+        case tls_channel::outcome::want_write:
+            stream_.socket().async_wait(
+                step.what == tls_channel::outcome::want_read ? tcp::socket::wait_read : tcp::socket::wait_write,
+                guarded([this, into](error_code ec) {
+                    if (ec) return on_read(ec, 0);
+                    read_through_tls(into);
+                }));
+            return;
+        case tls_channel::outcome::closed:
+            net::post(stream_.get_executor(), guarded([this] { on_read(net::error::eof, 0); }));
+            return;
+        case tls_channel::outcome::failed:
+            spdlog::debug("{}: TLS read failed: {}", peer_, tls_->reason());
+            net::post(stream_.get_executor(), guarded([this] { on_read(net::error::connection_reset, 0); }));
+            return;
+    }
+}
+
+void http_session::on_read(error_code ec, std::size_t bytes) {
+    read_pending_ = false;
+    buffer_.commit(bytes);
+    if (bytes > 0) {
+        last_progress_ = clock::now();
+        paced_bytes_ += bytes;
+        if (activity_ == session_registry::activity::idle) set_activity(session_registry::activity::busy);
+    }
+    if (ec) return on_read_failed(ec);
+    continue_reading();
 }
 
 void http_session::continue_reading() {
@@ -389,6 +479,7 @@ void http_session::continue_reading() {
             if (draining_) return do_close();  // a read that completed before give_way's cancel
             buffer_.consume(buffer_.size());
             return read_more();
+        case reading::handshake:
         case reading::nothing: return;
     }
 }
@@ -421,6 +512,7 @@ void http_session::answer_slow_body() {
 
 http_session::clock::time_point http_session::read_deadline() const {
     switch (reading_) {
+        case reading::handshake:
         case reading::header: return phase_deadline_;
         case reading::body: return paced_deadline(limits_.read_timeout);
         case reading::linger: return std::min(phase_deadline_, paced_deadline(limits_.linger_timeout));
@@ -513,6 +605,7 @@ void http_session::do_write(outgoing_response response) {
 
 void http_session::do_write_head(const prepared_head& head, net::const_buffer body) {
     const std::array<net::const_buffer, 2> buffers{net::buffer(head.text), body};
+    if (tls_) return write_all(buffers, [this](error_code ec) { on_head_written(ec); });
     // Most pages fit in the socket's send buffer: write now, and wait for the socket (under the
     // write deadline) only for what did not fit. The socket is non-blocking (see the constructor).
     error_code first_try;
@@ -533,27 +626,98 @@ void http_session::do_write_head(const prepared_head& head, net::const_buffer bo
     if (written == net::buffer_size(buffers)) return after_prepared_head();
     beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(buffers);
     rest.consume(written);
-    stream_.expires_after(limits_.write_timeout);
-    net::async_write(stream_, rest, guarded([this](error_code ec, std::size_t) {
-        if (ec) {
-            fail(ec, "write");
-            const bool body_follows = !std::holds_alternative<prepared_response>(response_->shape);
-            return body_follows ? abort_response() : do_close();
+    write_all(rest, [this](error_code ec) { on_head_written(ec); });
+}
+
+void http_session::on_head_written(error_code ec) {
+    if (ec) {
+        fail(ec, "write");
+        const bool body_follows = !std::holds_alternative<prepared_response>(response_->shape);
+        return body_follows ? abort_response() : do_close();
+    }
+    after_prepared_head();
+}
+
+template <class Buffers, class Then>
+void http_session::write_all(const Buffers& buffers, Then then) {
+    if (!tls_) {
+        stream_.expires_after(limits_.write_timeout);
+        net::async_write(stream_, buffers, guarded([then = std::move(then)](error_code ec, std::size_t) mutable {
+                             then(ec);
+                         }));
+        return;
+    }
+    tls_unstaged_.assign(net::buffer_sequence_begin(buffers), net::buffer_sequence_end(buffers));
+    tls_unstaged_next_ = 0;
+    tls_written_ = std::move(then);
+    flush_tls();
+}
+
+void http_session::flush_tls() {
+    for (;;) {
+        if (tls_staged_sent_ == tls_staged_.size()) {
+            tls_staged_.clear();
+            tls_staged_sent_ = 0;
+            while (tls_unstaged_next_ < tls_unstaged_.size() && tls_staged_.size() < tls_stage_bytes) {
+                auto& next = tls_unstaged_[tls_unstaged_next_];
+                const auto take = std::min(next.size(), tls_stage_bytes - tls_staged_.size());
+                tls_staged_.append(static_cast<const char*>(next.data()), take);
+                next += take;
+                if (next.size() == 0) ++tls_unstaged_next_;
+            }
+            if (tls_staged_.empty()) return finish_tls_write({});
         }
-        after_prepared_head();
+        const auto step = tls_->write(tls_staged_.data() + tls_staged_sent_, tls_staged_.size() - tls_staged_sent_);
+        switch (step.what) {
+            case tls_channel::outcome::done: tls_staged_sent_ += step.bytes; continue;
+            case tls_channel::outcome::want_read:
+            case tls_channel::outcome::want_write:
+                return wait_for_socket(
+                    step.what == tls_channel::outcome::want_read ? tcp::socket::wait_read : tcp::socket::wait_write,
+                    [this](error_code ec) { ec ? finish_tls_write(ec) : flush_tls(); });
+            case tls_channel::outcome::closed: return finish_tls_write(net::error::connection_reset);
+            case tls_channel::outcome::failed:
+                spdlog::debug("{}: TLS write failed: {}", peer_, tls_->reason());
+                return finish_tls_write(net::error::connection_reset);
+        }
+    }
+}
+
+void http_session::finish_tls_write(error_code ec) {
+    tls_unstaged_.clear();
+    tls_staged_.clear();
+    tls_staged_sent_ = 0;
+    net::post(stream_.get_executor(), guarded([this, ec, then = std::exchange(tls_written_, nullptr)] { then(ec); }));
+}
+
+void http_session::wait_for_socket(tcp::socket::wait_type kind, std::function<void(error_code)> next) {
+    // The client reads nothing (or sends nothing OpenSSL needs): wait at most the write deadline.
+    stream_wait_.expires_after(limits_.write_timeout);
+    stream_wait_.async_wait([weak = weak_from_this()](error_code ec) {
+        auto self = weak.lock();
+        // Re-armed since (the socket was ready in time, and the next wait began): not ours.
+        if (ec || !self || self->stream_wait_.expiry() > std::chrono::steady_clock::now()) return;
+        spdlog::debug("{} {} {}: the client read nothing for {} s; closing", self->peer_, self->log_method_,
+                      self->log_target_,
+                      std::chrono::duration_cast<std::chrono::seconds>(self->limits_.write_timeout).count());
+        error_code ignored;
+        self->stream_.socket().cancel(ignored);
+    });
+    stream_.socket().async_wait(kind, guarded([this, next = std::move(next)](error_code ec) {
+        stream_wait_.cancel();
+        next(ec);
     }));
 }
 
 void http_session::after_prepared_head() {
     if (std::holds_alternative<streamed_response>(response_->shape)) return do_write_stream();
-    if (std::holds_alternative<file_response>(response_->shape)) return do_send_file();
+    if (std::holds_alternative<file_response>(response_->shape))
+        return tls_ ? send_file_through_tls() : do_send_file();
     finish_request();
 }
 
 void http_session::do_send_file() {
     auto& span = std::get<file_response>(response_->shape).body;
-    // One turn sends at most this much, then lets the thread's other connections have their turn.
-    constexpr std::uint64_t turn_bytes = 4 * 1024 * 1024;
     std::uint64_t turn_left = turn_bytes;
     while (span.length > 0) {
         if (turn_left == 0) {
@@ -571,7 +735,13 @@ void http_session::do_send_file() {
             continue;
         }
         if (sent < 0 && errno == EINTR) continue;
-        if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return wait_to_send_file();
+        if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return wait_for_socket(tcp::socket::wait_write, [this](error_code ec) {
+                if (!ec) return do_send_file();
+                fail(ec, "write");
+                abort_response();
+            });
+        }
         if (sent == 0) {
             spdlog::error("{} {} {}: the file ended {} bytes short of its length; closing", peer_, log_method_,
                           log_target_, span.length);
@@ -583,27 +753,61 @@ void http_session::do_send_file() {
     finish_request();
 }
 
-void http_session::wait_to_send_file() {
-    // The socket's buffer is full: wait for the client to read, at most the write deadline.
-    stream_wait_.expires_after(limits_.write_timeout);
-    stream_wait_.async_wait([weak = weak_from_this()](error_code ec) {
-        auto self = weak.lock();
-        // Re-armed since (the socket was writable in time, and the next wait began): not ours.
-        if (ec || !self || self->stream_wait_.expiry() > std::chrono::steady_clock::now()) return;
-        spdlog::debug("{} {} {}: the client read nothing for {} s; closing", self->peer_, self->log_method_,
-                      self->log_target_,
-                      std::chrono::duration_cast<std::chrono::seconds>(self->limits_.write_timeout).count());
-        error_code ignored;
-        self->stream_.socket().cancel(ignored);
-    });
-    stream_.socket().async_wait(tcp::socket::wait_write, guarded([this](error_code ec) {
-        stream_wait_.cancel();
-        if (ec) {
-            fail(ec, "write");
-            return abort_response();
+// This kernel offers no TLS of its own (kTLS) here, so SSL_sendfile cannot be used: the file is
+// read in pieces of tls_stage_bytes, each encrypted and sent before the next is read, so a
+// download of any size holds one piece.
+void http_session::send_file_through_tls() {
+    auto& span = std::get<file_response>(response_->shape).body;
+    std::uint64_t turn_left = turn_bytes;
+    for (;;) {
+        if (tls_staged_sent_ == tls_staged_.size()) {
+            if (span.length == 0) {
+                std::string().swap(tls_staged_);
+                tls_staged_sent_ = 0;
+                return finish_request();
+            }
+            if (turn_left == 0) {
+                net::post(stream_.get_executor(), guarded([this] { send_file_through_tls(); }));
+                return;
+            }
+            tls_staged_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(span.length, tls_stage_bytes)));
+            const ssize_t got = ::pread(span.file->get(), tls_staged_.data(), tls_staged_.size(),
+                                        static_cast<off_t>(span.offset));
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) {
+                if (got == 0) {
+                    spdlog::error("{} {} {}: the file ended {} bytes short of its length; closing", peer_,
+                                  log_method_, log_target_, span.length);
+                } else {
+                    fail(error_code(errno, boost::system::system_category()), "pread");
+                }
+                return abort_response();
+            }
+            const auto bytes = static_cast<std::uint64_t>(got);
+            tls_staged_.resize(static_cast<std::size_t>(bytes));
+            tls_staged_sent_ = 0;
+            span.offset += bytes;
+            span.length -= bytes;
+            turn_left -= std::min(turn_left, bytes);
         }
-        do_send_file();
-    }));
+        const auto step = tls_->write(tls_staged_.data() + tls_staged_sent_, tls_staged_.size() - tls_staged_sent_);
+        switch (step.what) {
+            case tls_channel::outcome::done: tls_staged_sent_ += step.bytes; continue;
+            case tls_channel::outcome::want_read:
+            case tls_channel::outcome::want_write:
+                return wait_for_socket(
+                    step.what == tls_channel::outcome::want_read ? tcp::socket::wait_read : tcp::socket::wait_write,
+                    [this](error_code ec) {
+                        if (!ec) return send_file_through_tls();
+                        fail(ec, "write");
+                        abort_response();
+                    });
+            case tls_channel::outcome::closed:
+            case tls_channel::outcome::failed:
+                spdlog::debug("{} {} {}: TLS write failed: {}", peer_, log_method_, log_target_, tls_->reason());
+                return abort_response();
+        }
+    }
 }
 
 void http_session::do_write_stream() {
@@ -611,16 +815,15 @@ void http_session::do_write_stream() {
     const auto piece = source.next();
     switch (piece.what) {
         case body_source::state::ready:
-            stream_.expires_after(limits_.write_timeout);
-            stream_.async_write_some(net::buffer(piece.bytes.data(), piece.bytes.size()),
-                                     guarded([this, &source](error_code ec, std::size_t bytes) {
-                                         if (ec) {
-                                             fail(ec, "write");
-                                             return abort_response();
-                                         }
-                                         source.consume(bytes);
-                                         do_write_stream();
-                                     }));
+            write_all(net::buffer(piece.bytes.data(), piece.bytes.size()),
+                      [this, &source, bytes = piece.bytes.size()](error_code ec) {
+                          if (ec) {
+                              fail(ec, "write");
+                              return abort_response();
+                          }
+                          source.consume(bytes);
+                          do_write_stream();
+                      });
             return;
         case body_source::state::pending: return wait_for_stream();
         case body_source::state::finished: return finish_request();
@@ -691,9 +894,7 @@ void http_session::do_write_some() {
         fail(ec, "serialize");
         return do_close();
     }
-    stream_.expires_after(limits_.write_timeout);
-    stream_.async_write_some(buffers,
-                             guarded([this](error_code written, std::size_t bytes) { on_write_some(written, bytes); }));
+    write_all(buffers, [this, bytes = net::buffer_size(buffers)](error_code written) { on_write_some(written, bytes); });
 }
 
 void http_session::on_write_some(error_code ec, std::size_t bytes) {
@@ -712,6 +913,7 @@ void http_session::finish_request() {
                                                                              request_started_);
     log_.record(peer_, log_method_, log_target_, response_->status, response_->body_bytes, elapsed);
     response_.reset();
+    if (tls_staged_.capacity() > tls_stage_bytes / 4) std::string().swap(tls_staged_);
     log_method_.clear();
     log_target_.clear();
     if (close_after_response_) return linger_and_close();
@@ -725,6 +927,7 @@ void http_session::linger_and_close() {
     // the client still sends while it keeps sending (session_limits). Time bounds it, not bytes:
     // a cap in bytes would reset exactly the large uploads this is for, and the time bound caps
     // the bytes at what the client's link carries in linger_time.
+    if (tls_) tls_->close_notify();
     error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec || draining_) return do_close();
@@ -742,6 +945,7 @@ void http_session::do_close() {
     reading_ = reading::nothing;
     read_timer_.cancel();
     stream_wait_.cancel();
+    if (tls_) tls_->close_notify();
     error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream_.socket().close(ec);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wheelhouse/transport/access_log.hpp"
 #include "wheelhouse/transport/net.hpp"
@@ -19,13 +20,15 @@
 #include "wheelhouse/transport/session_limits.hpp"
 #include "wheelhouse/transport/session_registry.hpp"
 #include "wheelhouse/transport/sink_body.hpp"
+#include "wheelhouse/transport/tls_channel.hpp"
 
 namespace wheelhouse::transport {
 
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
-    http_session(tcp::socket&& socket, request_handler& handler, const session_limits& limits,
-                 session_registry& registry, access_log& log);
+    // `tls`: the connection's TLS, whose handshake comes first; null for plain HTTP.
+    http_session(tcp::socket&& socket, std::unique_ptr<tls_channel> tls, request_handler& handler,
+                 const session_limits& limits, session_registry& registry, access_log& log);
     ~http_session();
 
     // Starts reading. Thread safety: call once, from any thread.
@@ -41,7 +44,13 @@ public:
 private:
     using clock = std::chrono::steady_clock;
     // What the socket is being read for; the read deadline follows from it.
-    enum class reading { nothing, header, body, linger };
+    enum class reading { nothing, handshake, header, body, linger };
+
+    // TLS: the handshake, under its own deadline; idle (it may give way at the cap) until its
+    // first bytes arrive, as a kept-alive connection is until its next request's.
+    void start_handshake();
+    void continue_handshake();
+    void answer_plain_http();
 
     // Reading: one read loop feeds whichever parser the request is at.
     void do_read_header();
@@ -58,6 +67,8 @@ private:
     void on_chunk_header(std::uint64_t size, std::string_view extensions, error_code& ec);
     std::optional<request_refusal> check_unparsed(bool chunked) const;
     void read_more();
+    void read_through_tls(net::mutable_buffer into);
+    void on_read(error_code ec, std::size_t bytes);
     void continue_reading();
     void on_read_failed(error_code ec);
     void answer_slow_body();
@@ -73,13 +84,21 @@ private:
     void do_write_some();
     // A prepared head, and `body` after it in the same write (a prepared_response's).
     void do_write_head(const prepared_head& head, net::const_buffer body);
+    void on_head_written(error_code ec);
+    // Writes `buffers` whole within the write deadline, then calls `then(ec)`, never inline.
+    template <class Buffers, class Then>
+    void write_all(const Buffers& buffers, Then then);
+    void flush_tls();
+    void finish_tls_write(error_code ec);
+    // Waits until the socket is ready for `kind`, at most the write deadline.
+    void wait_for_socket(tcp::socket::wait_type kind, std::function<void(error_code)> next);
     void on_write_some(error_code ec, std::size_t bytes);
     void after_prepared_head();
     void do_write_stream();
     void wait_for_stream();
     void watch_for_hang_up();
     void do_send_file();
-    void wait_to_send_file();
+    void send_file_through_tls();
     void abort_response();
     void cancel_streamed_body() noexcept;
     void finish_request();
@@ -99,6 +118,15 @@ private:
     void contain(const char* what) noexcept;
 
     beast::tcp_stream stream_;
+    std::unique_ptr<tls_channel> tls_;
+    // Over TLS, a write's buffers not yet staged, and the staged bytes: a write retried after
+    // EAGAIN must offer OpenSSL the same bytes, and small buffers staged together leave in one
+    // record. Released after each response, so idle connections hold none.
+    std::vector<net::const_buffer> tls_unstaged_;
+    std::size_t tls_unstaged_next_ = 0;
+    std::string tls_staged_;
+    std::size_t tls_staged_sent_ = 0;
+    std::function<void(error_code)> tls_written_;
     // Holds the session while a streamed body's producer has nothing ready, and bounds that wait;
     // bounds the wait for a full socket while a file is sent.
     net::steady_timer stream_wait_;

@@ -31,9 +31,10 @@ listener::refusal listener::service_unavailable(const std::string& message) {
 }
 
 listener::listener(net::io_context& context, std::vector<net::io_context*> session_contexts,
-                   request_handler& handler, const session_limits& limits, session_registry& registry,
-                   access_log& log)
+                   request_handler& handler, std::shared_ptr<const tls_certificate> tls,
+                   const session_limits& limits, session_registry& registry, access_log& log)
     : session_contexts_(std::move(session_contexts)),
+      tls_(std::move(tls)),
       acceptor_(context),
       retry_timer_(acceptor_.get_executor()),
       handler_(handler),
@@ -117,7 +118,13 @@ void listener::admit(tcp::socket& socket) {
         warn_now_and_then();
     }
     socket.set_option(tcp::no_delay(true), ec);
-    std::make_shared<http_session>(std::move(socket), handler_, limits_, registry_, log_)->run();
+    std::unique_ptr<tls_channel> channel;
+    if (tls_) {
+        SSL* ssl = tls_->new_connection();
+        if (!ssl) return spdlog::error("could not start TLS for a new connection: out of memory");
+        channel = std::make_unique<tls_channel>(ssl, socket.native_handle());
+    }
+    std::make_shared<http_session>(std::move(socket), std::move(channel), handler_, limits_, registry_, log_)->run();
 }
 
 void listener::back_off(error_code ec) {
@@ -133,21 +140,19 @@ void listener::back_off(error_code ec) {
 
 void listener::refuse(tcp::socket& socket, const refusal& answer) {
     // Answered without a session and without parsing the request: a refused connection holds
-    // its descriptor for microseconds. The 503 fits any fresh socket's send buffer.
-    const int fd = socket.native_handle();
-    // What the client sent already: whether it is a HEAD (a request still on its way cannot be
-    // told, and gets the body), then dropped, so the close does not reset the connection under
-    // the 503 (RFC 9112 §9.6).
-    std::array<char, 4096> scratch{};
-    const auto received = ::recv(fd, scratch.data(), scratch.size(), MSG_DONTWAIT);
-    const bool head = received > 0 && starts_head_request({scratch.data(), static_cast<std::size_t>(received)});
-    const auto& bytes = head ? answer.head_only : answer.with_body;
-    [[maybe_unused]] const auto sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    error_code ignored;
-    socket.shutdown(tcp::socket::shutdown_send, ignored);
-    for (int turn = 0; turn < 16 && ::recv(fd, scratch.data(), scratch.size(), MSG_DONTWAIT) > 0; ++turn) {
+    // its descriptor for microseconds. Over TLS nothing can be said before a handshake, which
+    // costs what the cap is there to save: the connection is closed, and clients retry it.
+    if (tls_) {
+        error_code ignored;
+        socket.close(ignored);
+        return warn_now_and_then();
     }
-    socket.close(ignored);
+    // Whether what the client sent already is a HEAD (a request still on its way cannot be told,
+    // and gets the body).
+    std::array<char, 4096> scratch{};
+    const auto received = ::recv(socket.native_handle(), scratch.data(), scratch.size(), MSG_DONTWAIT);
+    const bool head = received > 0 && starts_head_request({scratch.data(), static_cast<std::size_t>(received)});
+    answer_and_close(socket, head ? answer.head_only : answer.with_body);
     warn_now_and_then();
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Accepts connections and starts an http_session for each, on the I/O contexts in turn, up to
+// Accepts connections and starts an http_session for each (over TLS when given a certificate), on the I/O contexts in turn, up to
 // the connection cap. At the cap a lingering or idle connection gives way to the new one
 // (session_registry::make_room); when none can, or past a client's share of the connections,
 // the new connection is answered 503 at once and closed.
@@ -16,14 +16,17 @@
 #include "wheelhouse/transport/request_handler.hpp"
 #include "wheelhouse/transport/session_limits.hpp"
 #include "wheelhouse/transport/session_registry.hpp"
+#include "wheelhouse/transport/tls_certificate.hpp"
 
 namespace wheelhouse::transport {
 
 class listener : public std::enable_shared_from_this<listener> {
 public:
     // Accepts on `context`; each connection goes to the next of `session_contexts` in turn.
+    // `tls`: the certificate HTTPS presents; null for plain HTTP.
     listener(net::io_context& context, std::vector<net::io_context*> session_contexts, request_handler& handler,
-             const session_limits& limits, session_registry& registry, access_log& log);
+             std::shared_ptr<const tls_certificate> tls, const session_limits& limits, session_registry& registry,
+             access_log& log);
 
     // Binds and listens; the error says which address could not be taken and why.
     result<void> open(const tcp::endpoint& endpoint);
@@ -53,6 +56,7 @@ private:
 
     std::vector<net::io_context*> session_contexts_;
     std::size_t next_context_ = 0;
+    std::shared_ptr<const tls_certificate> tls_;
     tcp::acceptor acceptor_;
     net::steady_timer retry_timer_;
     request_handler& handler_;

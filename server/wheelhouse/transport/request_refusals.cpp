@@ -1,7 +1,10 @@
 #include "wheelhouse/transport/request_refusals.hpp"
 
 #include <algorithm>
+#include <array>
 #include <vector>
+
+#include <sys/socket.h>
 
 #include "wheelhouse/text/ascii.hpp"
 
@@ -39,6 +42,17 @@ std::string duration_text(std::chrono::milliseconds duration) {
 
 bool starts_head_request(std::string_view bytes) {
     return bytes.starts_with("HEAD ");  // methods are case-sensitive (RFC 9110 §9.1)
+}
+
+void answer_and_close(tcp::socket& socket, std::string_view answer) {
+    const int fd = socket.native_handle();
+    [[maybe_unused]] const auto sent = ::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    error_code ignored;
+    socket.shutdown(tcp::socket::shutdown_send, ignored);
+    std::array<char, 4096> scratch{};
+    for (int turn = 0; turn < 16 && ::recv(fd, scratch.data(), scratch.size(), MSG_DONTWAIT) > 0; ++turn) {
+    }
+    socket.close(ignored);
 }
 
 std::optional<request_refusal> check_framing(const http::request_header<>& header) {

@@ -23,6 +23,11 @@ struct request_refusal {
 // before the request line is parsed must still leave out its body (RFC 9110 §9.3.2).
 bool starts_head_request(std::string_view bytes);
 
+// Answers a connection no session reads with `answer` (a whole response) and closes it, after
+// reading and dropping what the client sent, so the close does not reset the connection under
+// the answer (RFC 9112 §9.6). Never waits: the answer must fit a fresh socket's send buffer.
+void answer_and_close(tcp::socket& socket, std::string_view answer);
+
 // What Beast's parser would accept but a server must not guess at: a Transfer-Encoding whose
 // last coding is not chunked, chunked twice, a coding this server does not implement, or any
 // Transfer-Encoding in HTTP/1.0.

@@ -48,9 +48,13 @@ server::server(server_options options, request_handler& handler)
     : options_(with_defaults(std::move(options))),
       log_(options_.access_log, options_.metrics),
       contexts_(make_contexts(options_.threads)),
-      listener_(std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), handler, options_.limits,
-                                           registry_, log_)),
+      listener_(std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), handler, options_.tls,
+                                           options_.limits, registry_, log_)),
       drain_timer_(*contexts_.front()) {
+    if (options_.redirect_http) {
+        redirect_listener_ = std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), redirect_handler_,
+                                                        nullptr, options_.limits, registry_, log_);
+    }
     // sendfile(2) has no MSG_NOSIGNAL: a client that hangs up mid-download must be an EPIPE for
     // its own session, not a signal that ends the process.
     ::signal(SIGPIPE, SIG_IGN);
@@ -67,18 +71,39 @@ void server::stop_contexts() {
     for (const auto& context : contexts_) context->stop();
 }
 
+namespace {
+
+result<tcp::endpoint> endpoint_of(const std::string& host, unsigned short port) {
+    error_code ec;
+    const auto address = net::ip::make_address(host, ec);
+    if (ec) return invalid("listen address '" + host + "' is not an IP address");
+    return tcp::endpoint(address, port);
+}
+
+}  // namespace
+
 result<void> server::open() {
     if (auto log_ready = log_.ready(); !log_ready) return log_ready;
-    error_code ec;
-    const auto address = net::ip::make_address(options_.host, ec);
-    if (ec) return invalid("listen address '" + options_.host + "' is not an IP address");
-    return listener_->open(tcp::endpoint(address, options_.port));
+    const auto endpoint = endpoint_of(options_.host, options_.port);
+    if (!endpoint) return endpoint.error();
+    if (auto opened = listener_->open(*endpoint); !opened) return opened;
+    if (!redirect_listener_) return {};
+    redirect_handler_.point_at(listener_->local_endpoint().port());
+    const auto redirect = endpoint_of(options_.redirect_http->first, options_.redirect_http->second);
+    if (!redirect) return redirect.error();
+    return redirect_listener_->open(*redirect);
 }
 
 tcp::endpoint server::local_endpoint() const { return listener_->local_endpoint(); }
 
+std::optional<tcp::endpoint> server::redirect_endpoint() const {
+    if (!redirect_listener_) return std::nullopt;
+    return redirect_listener_->local_endpoint();
+}
+
 void server::start() {
     listener_->run();
+    if (redirect_listener_) redirect_listener_->run();
     threads_.reserve(contexts_.size());
     for (const auto& context : contexts_) threads_.emplace_back([&context = *context] { run_contained(context); });
 }
@@ -93,6 +118,7 @@ void server::wait() {
 
 void server::drain(std::chrono::milliseconds deadline) {
     listener_->stop();
+    if (redirect_listener_) redirect_listener_->stop();
     registry_.drain_all();
     const auto until = std::chrono::steady_clock::now() + deadline;
     net::post(drain_timer_.get_executor(), [this, until] { poll_drain(until); });
@@ -100,7 +126,8 @@ void server::drain(std::chrono::milliseconds deadline) {
 
 void server::poll_drain(std::chrono::steady_clock::time_point deadline) {
     const auto open_sessions = registry_.size();
-    const bool finished = open_sessions == 0 && listener_->stopped();
+    const bool finished =
+        open_sessions == 0 && listener_->stopped() && (!redirect_listener_ || redirect_listener_->stopped());
     if (finished || std::chrono::steady_clock::now() >= deadline) {
         if (open_sessions > 0) spdlog::warn("drain deadline passed with {} connections open; closing", open_sessions);
         stop_contexts();

@@ -3,23 +3,31 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/transport/access_log.hpp"
+#include "wheelhouse/transport/https_redirect.hpp"
 #include "wheelhouse/transport/listener.hpp"
 #include "wheelhouse/transport/net.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 #include "wheelhouse/transport/session_limits.hpp"
 #include "wheelhouse/transport/session_registry.hpp"
+#include "wheelhouse/transport/tls_certificate.hpp"
 
 namespace wheelhouse::transport {
 
 struct server_options {
     std::string host = "127.0.0.1";
     unsigned short port = 8080;  // 0 picks a free port
+    // HTTPS on host:port with this certificate; null: plain HTTP.
+    std::shared_ptr<const tls_certificate> tls;
+    // A second, plain-HTTP address that only sends clients to the HTTPS one (with tls only).
+    std::optional<std::pair<std::string, unsigned short>> redirect_http;
     unsigned threads = 1;
     session_limits limits;
     std::string access_log = "-";  // "-" standard output, "off", or a file
@@ -36,6 +44,8 @@ public:
     // Checks the access log can be written, binds and listens. Thread safety: call once, before start().
     result<void> open();
     tcp::endpoint local_endpoint() const;
+    // The plain-HTTP address that redirects to HTTPS, when there is one.
+    std::optional<tcp::endpoint> redirect_endpoint() const;
     // The limits in force (max_connections resolved from the descriptor limit when it was 0).
     const session_limits& limits() const noexcept { return options_.limits; }
     // The first I/O thread's context, for the caller's own timers and signals.
@@ -63,6 +73,8 @@ private:
     std::vector<std::unique_ptr<net::io_context>> contexts_;
     std::vector<net::executor_work_guard<net::io_context::executor_type>> keep_running_;
     std::shared_ptr<listener> listener_;
+    https_redirect redirect_handler_;
+    std::shared_ptr<listener> redirect_listener_;  // null without redirect_http
     net::steady_timer drain_timer_;
     std::vector<std::thread> threads_;
 };

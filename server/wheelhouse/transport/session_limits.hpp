@@ -15,6 +15,9 @@ struct session_limits {
     // carry them (pip, uv, twine and curl send none).
     std::size_t chunk_extension_bytes = 4 * 1024;
     std::chrono::milliseconds idle_timeout{std::chrono::seconds(30)};   // waiting for a request
+    // A TLS handshake, from the connection's first byte to its end (no longer than idle_timeout):
+    // a client that starts one and stalls holds its connection no longer than a bad request line.
+    std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
     std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};   // silence inside a request
     std::chrono::milliseconds write_timeout{std::chrono::seconds(60)};  // a client not reading
     // After read_timeout, a body must have kept up this average rate; 0 turns the check off
