@@ -258,3 +258,32 @@ def test_poetry_pdm_and_pipenv_resolve_through_the_one_url(one_url, tmp_path, to
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.split() == ["here", "2.0", "cu128"]
     assert not page_requests(upstreams, "pypi", "flash-attn")
+
+
+def test_pip_installs_through_one_https_url(tmp_path, wheelhouse_bin, start_server, tls_files):
+    """Both hops over HTTPS, each with its own test CA: pip to this index (--tls-cert, PIP_CERT),
+    this index to the stand-in PyPI (--ca-bundle)."""
+    from conftest import clean_pip_environment
+    farm, pypi_farm = tmp_path / "farm", tmp_path / "pypi-farm"
+    build_wheel(farm, "flash-attn", "1.0", files={"flash_attn/__init__.py": "WHO = 'here'\n"})
+    pypi = IndexTree(tmp_path / "pypi", "json")
+    pypi.add(build_wheel(pypi_farm, "tinyup", "2.0", files={"tinyup/__init__.py": "V = '2.0'\n"}))
+    pypi.add(build_wheel(pypi_farm, "flash-attn", "9.0", files={"flash_attn/__init__.py": "WHO = 'attacker'\n"}))
+    data = tmp_path / "data"
+    assert ingest(wheelhouse_bin, data, farm).returncode == 0
+    upstreams = NginxUpstreams(tmp_path / "nginx", {"pypi": pypi}).start()
+    try:
+        server = start_server(data, *tls_files.serve_arguments(), *upstreams.flags(), ca=tls_files.ca)
+        assert server.url.startswith("https://")
+        env = clean_pip_environment(tmp_path)
+        env["PIP_CERT"] = str(tls_files.ca)
+        target = tmp_path / "site"
+        installed = subprocess.run(["/usr/bin/python3", "-m", "pip", "install", "--index-url", server.url + "simple/",
+                                    "--target", str(target), "flash-attn", "tinyup"],
+                                   env=env, capture_output=True, text=True, timeout=300)
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+        assert (target / "flash_attn" / "__init__.py").read_text() == "WHO = 'here'\n"
+        assert (target / "tinyup" / "__init__.py").read_text() == "V = '2.0'\n"
+        assert not page_requests(upstreams, "pypi", "flash-attn")
+    finally:
+        upstreams.stop()
