@@ -176,15 +176,20 @@ def test_offline_serves_only_what_is_kept(tmp_path, wheelhouse_bin, start_server
     try:
         data = tmp_path / "data"
         online = start_server(data, *upstreams.flags())
-        assert get(online.url + "simple/tinyup/")[0] == 200
+        status, _, body = get(online.url + "simple/tinyup/")
+        assert status == 200
+        wheel = json.loads(body)["files"][0]
         assert online.stop() == 0
         offline = start_server(data, *upstreams.flags(), "--offline")
         status, _, body = get(offline.url + "simple/tinyup/")
         assert status == 200 and b"tinyup-1.0" in body  # kept on disk across the restart
         status, _, body = get(offline.url + "simple/other/")
         assert status == 504 and b"offline" in body
+        status, _, body = get(offline.url + wheel["url"].lstrip("/"), "*/*")  # a file never fetched
+        assert status == 504 and b"offline" in body
         assert len(page_requests(upstreams, "pypi", "tinyup")) == 1
         assert not page_requests(upstreams, "pypi", "other")
+        assert not [line for line in upstreams.requests("pypi") if "/packages/" in line]
     finally:
         upstreams.stop()
 

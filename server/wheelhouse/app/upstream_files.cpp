@@ -203,6 +203,12 @@ void find_and_fetch(const route_context& context, const http::request_header<>& 
     const auto owned = owned_now(context, (*found)->project);
     if (!owned) return respond(error_response(request, owned.error()));
     if (*owned) return respond(owned_file_refusal(request, wanted.filename));
+    if (context.settings.upstream_pages.offline) {
+        return respond(error_response(request, make_error(error_kind::timeout,
+                                                          "this index runs --offline and has not kept " +
+                                                              wanted.filename + (wanted.metadata ? ".metadata" : "") +
+                                                              " from the upstream index " + (*found)->upstream->name)));
+    }
     if (wanted.metadata) return respond(fetch_metadata(context, request, **found));
     if (auto answer = fetch_file(context, request, **found, respond)) respond(std::move(*answer));
 }
