@@ -292,3 +292,17 @@ def test_pip_installs_through_one_https_url(tmp_path, wheelhouse_bin, start_serv
         assert not page_requests(upstreams, "pypi", "flash-attn")
     finally:
         upstreams.stop()
+
+
+def test_range_and_metadata_pass_through_before_the_file_is_kept(one_url):
+    server, upstreams, _ = one_url
+    page = json.loads(get(server.url + "simple/tinyup/")[2])
+    newest = next(f for f in page["files"] if f["filename"] == "tinyup-2.0-py3-none-any.whl")
+    url = server.url + newest["url"].lstrip("/")
+    status, headers, body = get(url, "*/*", {"Range": "bytes=0-9"})
+    assert status == 206 and len(body) == 10 and body[:2] == b"PK", (status, headers)
+    status, _, metadata = get(url + ".metadata", "*/*")
+    assert status == 200 and hashlib.sha256(metadata).hexdigest() == newest["core-metadata"]["sha256"]
+    assert b"Name: tinyup" in metadata
+    status, _, whole = get(url, "*/*")
+    assert status == 200 and hashlib.sha256(whole).hexdigest() == newest["hashes"]["sha256"]
