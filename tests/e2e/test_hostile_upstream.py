@@ -149,3 +149,16 @@ def test_a_page_larger_than_the_limit_is_refused_before_it_is_read_whole(hostile
     huge = b'{"meta": {"api-version": "1.0"}, "name": "huge", "files": [], "x": "' + b"a" * 200000 + b'"}'
     upstream.page("huge", huge)
     assert_refused_and_not_kept(server, upstream, "huge")
+
+
+def test_a_file_on_another_host_is_left_out_of_the_page(hostile, tmp_path):
+    """A file whose URL is on neither the upstream's host nor --upstream-file-hosts is not listed:
+    a page never links a file this index would refuse to fetch."""
+    server, upstream = hostile
+    own = build_wheel(tmp_path / "farm", "mine", "1.0").read_bytes()
+    elsewhere = file_entry("mine-2.0-py3-none-any.whl", own)
+    elsewhere["url"] = "https://attacker.invalid/packages/mine-2.0-py3-none-any.whl"
+    upstream.page("mine", json_page("mine", [file_entry("mine-1.0-py3-none-any.whl", own), elsewhere]))
+    status, body = get(server.url + "simple/mine/")
+    assert status == 200
+    assert [f["filename"] for f in json.loads(body)["files"]] == ["mine-1.0-py3-none-any.whl"]

@@ -82,6 +82,7 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.upstream_pages.directory = settings.data / "upstream";
     out.upstream_link_files = settings.upstream_files == "link";
     out.upstream_client = config::upstream_client_settings_from(settings);
+    out.upstream_pages.file_hosts = out.upstream_client.policy;
     return out;
 }
 

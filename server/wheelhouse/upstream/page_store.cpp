@@ -45,6 +45,18 @@ error upstream_failure(const upstream_index& upstream, std::string_view project,
                       describe(cause));
 }
 
+// Files whose URL the host policy refuses (another host than the upstreams' and
+// --upstream-file-hosts, plain http) are left out of the page, and counted as the parser counts
+// its own: a page never lists a file this index would not fetch.
+void leave_out_foreign_files(project_page& page, const remote::host_policy& hosts) {
+    std::erase_if(page.files, [&](const upstream_file& file) {
+        auto allowed = hosts.check_url(file.url);
+        if (allowed) return false;
+        if (page.left_out++ == 0) page.first_left_out = file.filename + ": " + allowed.error().message;
+        return true;
+    });
+}
+
 }  // namespace
 
 struct page_store::entry {
@@ -265,6 +277,7 @@ result<std::shared_ptr<const kept_page>> page_store::make_page(const upstream_in
     }
     auto page = parse_project_page(body, {project, url, *format});
     if (!page) return page.error();
+    if (options_.file_hosts) leave_out_foreign_files(*page, *options_.file_hosts);
     auto kept = std::make_shared<kept_page>();
     kept->upstream = upstream.name;
     kept->url = url;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "wheelhouse/concurrency/worker_pool.hpp"
+#include "wheelhouse/remote/host_policy.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/render/upstream_pages.hpp"
 #include "wheelhouse/result.hpp"
@@ -72,6 +73,9 @@ struct store_options {
     std::size_t max_memory_bytes = 256u << 20;       // rendered pages kept in memory; past it the least used go
     bool offline = false;                            // fetch nothing: serve what is kept
     std::filesystem::path directory;                 // DATA/upstream; empty: memory only
+    // Where listed files may be: the upstreams' hosts and --upstream-file-hosts; a file elsewhere
+    // is left out of the page. None: every file the parser keeps.
+    std::optional<remote::host_policy> file_hosts;
 };
 
 class page_store {
