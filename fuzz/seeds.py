@@ -276,6 +276,25 @@ def key_sets() -> list[str]:
             json.dumps({"issuer": "https://token.actions.githubusercontent.com", "jwks_uri": "https://evil.example/keys"})]
 
 
+def upstream_pages() -> list[bytes]:
+    """Pages of "demo" as PyPI (JSON, first byte even) and PyTorch's index (HTML, odd) write them."""
+    sha = "a" * 64
+    json_page = ('{"meta":{"api-version":"1.3"},"name":"Demo","versions":["1.0"],"files":[{"filename":'
+                 '"demo-1.0-py3-none-any.whl","url":"https://files.example/demo-1.0-py3-none-any.whl","hashes":'
+                 '{"sha256":"%s"},"requires-python":">=3.9","size":100,"upload-time":"2025-01-01T00:00:00.000001Z",'
+                 '"yanked":"bad","core-metadata":{"sha256":"%s"}},{"filename":"demo-1.0.tar.gz","url":'
+                 '"../../packages/demo-1.0.tar.gz","hashes":{"sha256":"%s"},"size":5,"yanked":false,'
+                 '"core-metadata":true}],"project-status":{"status":"deprecated","reason":"use demo2"}}' % (sha, sha, sha))
+    html_page = ('<!DOCTYPE html><html><head><meta name="pypi:repository-version" content="1.1"><title>Links</title>'
+                 '</head><body><h1>Links for demo</h1>\n<a href="/whl/demo-1.0%%2Bcu128-cp312-cp312-linux_x86_64.whl'
+                 '#sha256=%s" data-requires-python="&gt;=3.9" data-yanked="" data-core-metadata="sha256=%s">'
+                 'demo-1.0+cu128-cp312-cp312-linux_x86_64.whl</a><br/>\n<!-- a comment --><a href=\'Demo-1.0.zip#sha256=%s\'>'
+                 'Demo-1.0.zip</a></body></html>' % (sha, sha, sha))
+    return [b"\x00" + json_page.encode(), b"\x01" + html_page.encode(),
+            b"\x00" + b'{"meta":{"api-version":"1.0"},"name":"demo","files":[]}',
+            b"\x01<a href=x>&amp;&#38;&#x26;</a>"]
+
+
 def corpora() -> dict[str, list[str | bytes]]:
     filenames = column("wheel_filenames.tsv", "filename") + column("invalid_wheel_filenames.tsv", "filename")
     filenames += column("variant_wheel_filenames.tsv", "filename")
@@ -304,6 +323,7 @@ def corpora() -> dict[str, list[str | bytes]]:
         "settings_fuzz": settings(),
         "oidc_token_fuzz": identity_tokens(),
         "oidc_key_set_fuzz": key_sets(),
+        "upstream_page_fuzz": upstream_pages(),
     }
 
 

@@ -29,3 +29,17 @@ TEST_CASE("text: a JSON object from outside, refused when any object repeats a k
         CHECK_THAT(parsed.error().message, Catch::Contains(reason));
     }
 }
+
+TEST_CASE("text: a JSON object's nesting bound is the caller's, and a deep document is refused in words", "[text]") {
+    auto nested = [](int levels) { return R"({"x":)" + std::string(levels - 1, '[') + std::string(levels - 1, ']') + "}"; };
+    CHECK(text::parse_json_object(nested(8), {.max_depth = 8}));
+    auto deep = text::parse_json_object(nested(9), {.max_depth = 8});
+    REQUIRE_FALSE(deep);
+    CHECK_THAT(deep.error().message, Catch::Contains("nested deeper than 8 levels"));
+    // A document of many small objects costs one set per depth, not one per object.
+    std::string many = R"({"files":[)";
+    for (int i = 0; i < 10000; ++i) many += std::string(i ? "," : "") + R"({"a":1,"b":2})";
+    auto wide = text::parse_json_object(many + "]}");
+    REQUIRE(wide);
+    CHECK(wide->at("files").as_array().size() == 10000);
+}

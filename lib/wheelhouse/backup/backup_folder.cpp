@@ -36,7 +36,7 @@ constexpr auto blob_columns =
 result<std::vector<blob_use>> blobs_used(const std::filesystem::path& database, std::int64_t& rows) {
     auto db = sqlite::connection::open(database, {.read_only = true, .create = false});
     if (!db) return db.error();
-    auto query = db->prepare("SELECT " + sqlite::column_list(blob_columns) + " FROM files ORDER BY sha256, filename");
+    auto query = db->prepare("SELECT " + sqlite::column_list(blob_columns) + " FROM blob_rows ORDER BY sha256, filename");
     if (!query) return query.error();
     std::vector<blob_use> uses;
     rows = 0;

@@ -234,7 +234,7 @@ result<std::optional<release_variants_file>> catalog::find_release_variants(std:
 result<bool> catalog::references_blob(std::string_view sha256) const {
     auto reader = borrow_reader();
     if (!reader) return reader.error();
-    auto query = (*reader)->cached("SELECT EXISTS (SELECT 1 FROM files WHERE sha256 = ?1)");
+    auto query = (*reader)->cached("SELECT EXISTS (SELECT 1 FROM blob_rows WHERE sha256 = ?1)");
     if (!query) return query.error();
     (*query)->bind_text(1, sha256);
     auto row = (*query)->step();
@@ -438,7 +438,7 @@ result<bool> catalog::release_blob(std::string_view sha256, const std::function<
     // The write lock, held while checking and removing, keeps any add_file of these bytes out.
     auto transaction = sqlite::transaction::begin(writer_, sqlite::transaction_mode::immediate);
     if (!transaction) return transaction.error();
-    auto query = writer_.cached("SELECT EXISTS (SELECT 1 FROM files WHERE sha256 = ?1)");
+    auto query = writer_.cached("SELECT EXISTS (SELECT 1 FROM blob_rows WHERE sha256 = ?1)");
     if (!query) return query.error();
     (*query)->bind_text(1, sha256);
     auto row = (*query)->step();

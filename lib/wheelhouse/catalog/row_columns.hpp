@@ -1,7 +1,7 @@
 #pragma once
 // The catalog's rows as columns (sqlite/columns.hpp): the lists below are the only place a
-// column of `files`, `projects`, `release_variants` or `variant_properties` is named. Every
-// INSERT, SELECT and row reader of those tables is made from them.
+// column of `files`, `projects`, `release_variants`, `variant_properties`, `reserved_names` or
+// `upstream_files` is named. Every INSERT, SELECT and row reader of those tables is made from them.
 //
 // Adding a column is one line in its list here (beside its field in records.hpp and the
 // migration in schema/ that adds it to the table): `sqlite::field<&file_record::x>("x")`, or
@@ -15,6 +15,7 @@
 #include <string>
 
 #include "wheelhouse/catalog/records.hpp"
+#include "wheelhouse/catalog/upstream_records.hpp"
 #include "wheelhouse/sqlite/columns.hpp"
 #include "wheelhouse/sqlite/statement.hpp"
 
@@ -89,6 +90,25 @@ inline constexpr std::array property_columns = {
     sqlite::field<&variant_property::space>("namespace"),
     sqlite::field<&variant_property::feature>("feature"),
     sqlite::field<&variant_property::value>("value"),
+};
+
+// Upstream indexes (upstream_rows.hpp): their tables hold no id of their own beyond these.
+inline constexpr std::array reservation_columns = {
+    sqlite::field<&reservation::pattern>("pattern"),
+    sqlite::field<&reservation::reason>("reason"),
+    sqlite::field<&reservation::created_ms>("created_ms"),
+    sqlite::field<&reservation::created_by>("created_by"),
+};
+
+inline constexpr std::array kept_upstream_file_columns = {
+    sqlite::field<&kept_upstream_file::sha256>("sha256"),
+    sqlite::field<&kept_upstream_file::filename>("filename"),
+    sqlite::field<&kept_upstream_file::project>("project"),
+    sqlite::field<&kept_upstream_file::upstream>("upstream"),
+    sqlite::field<&kept_upstream_file::url>("url"),
+    sqlite::field<&kept_upstream_file::size>("size"),
+    sqlite::field<&kept_upstream_file::metadata_sha256>("metadata_sha256"),
+    sqlite::field<&kept_upstream_file::kept_ms>("kept_ms"),
 };
 
 // "f.id, p.name, f.filename, …": a whole file row, read from `files f JOIN projects p ON

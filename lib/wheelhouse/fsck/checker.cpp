@@ -37,7 +37,7 @@ result<std::map<std::string, blob_rows>> read_rows(catalog::catalog& catalog, st
     std::map<std::string, blob_rows> rows;
     count = 0;
     auto read = catalog.read_snapshot([&](sqlite::connection& db) -> result<void> {
-        auto query = db.prepare("SELECT " + sqlite::column_list(blob_columns) + " FROM files ORDER BY filename");
+        auto query = db.prepare("SELECT " + sqlite::column_list(blob_columns) + " FROM blob_rows ORDER BY filename");
         if (!query) return query.error();
         for (;;) {
             auto row = query->step();

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <ctime>
 
+#include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/text/ascii.hpp"
 
 namespace wheelhouse::http_conditional {
@@ -53,6 +54,10 @@ std::optional<std::int64_t> parse_http_date(std::string_view date) noexcept {
 bool unmodified_since(std::string_view if_modified_since, std::int64_t last_modified) noexcept {
     const auto since = parse_http_date(if_modified_since);
     return since && last_modified <= *since;
+}
+
+std::string strong_entity_tag(std::string_view body) {
+    return "\"" + crypto::sha256_hex(body).substr(0, 32) + "\"";
 }
 
 bool if_none_match_matches(std::string_view if_none_match, std::string_view etag) noexcept {

@@ -8,6 +8,9 @@
 
 namespace wheelhouse::http_conditional {
 
+// A strong entity tag for `body`: the first 128 bits of its SHA-256, in hex, quoted.
+std::string strong_entity_tag(std::string_view body);
+
 // True when an If-None-Match value ("*", or a list of entity tags, weak or strong) matches
 // `etag` (a quoted strong tag) by weak comparison, as RFC 9110 asks for If-None-Match.
 bool if_none_match_matches(std::string_view if_none_match, std::string_view etag) noexcept;

@@ -85,6 +85,53 @@ void render_trusted_publishing(text_writer& out, const scrape_levels& levels) {
     out.sample("wheelhouse_oidc_key_fetches_total", {{"result", "failed"}}, levels.issuer_key_fetch_failures);
 }
 
+// Upstream indexes (issue 26): each one's pages by where they came from, its fetches by outcome,
+// and what the blob store keeps of them all.
+void render_upstreams(text_writer& out, const scrape_levels& levels) {
+    if (levels.upstreams.empty()) return;
+    out.family("wheelhouse_upstream_page_requests_total",
+               "Upstream pages asked for, by upstream and where they were answered from (memory: kept and fresh, or "
+               "stale while the upstream fails; network: a fetch, revalidation or read from disk).",
+               metric_type::counter);
+    for (const auto& each : levels.upstreams) {
+        out.sample("wheelhouse_upstream_page_requests_total", {{"upstream", each.name}, {"answered", "memory"}}, each.hits);
+        out.sample("wheelhouse_upstream_page_requests_total", {{"upstream", each.name}, {"answered", "network"}},
+                   each.misses);
+    }
+    out.family("wheelhouse_upstream_page_fetches_joined_total",
+               "Upstream page misses answered by a fetch another request had started (single flight).",
+               metric_type::counter);
+    for (const auto& each : levels.upstreams)
+        out.sample("wheelhouse_upstream_page_fetches_joined_total", {{"upstream", each.name}}, each.joined);
+    out.family("wheelhouse_upstream_fetches_total",
+               "Requests for pages made to upstream indexes, by outcome (refused: the page did not parse or was too "
+               "large; failed: no answer, or another status).",
+               metric_type::counter);
+    for (const auto& each : levels.upstreams) {
+        const std::pair<std::string_view, std::uint64_t> outcomes[] = {
+            {"fetched", each.fetched}, {"not_modified", each.not_modified}, {"not_found", each.not_found},
+            {"refused", each.refused}, {"failed", each.failed}};
+        for (const auto& [outcome, count] : outcomes)
+            out.sample("wheelhouse_upstream_fetches_total", {{"upstream", each.name}, {"outcome", outcome}}, count);
+    }
+    out.family("wheelhouse_upstream_stale_pages_total", "Upstream pages served past their age, the upstream failing.",
+               metric_type::counter);
+    for (const auto& each : levels.upstreams)
+        out.sample("wheelhouse_upstream_stale_pages_total", {{"upstream", each.name}}, each.stale);
+    one_sample(out, "wheelhouse_upstream_pages_kept", "Upstream pages held in memory.", metric_type::gauge,
+               levels.upstream_pages_kept);
+    one_sample(out, "wheelhouse_upstream_page_bytes", "Bytes of upstream pages held in memory, both formats.",
+               metric_type::gauge, levels.upstream_page_bytes);
+    if (levels.upstream_files_kept) {
+        one_sample(out, "wheelhouse_upstream_files_kept", "Upstream files kept in the blob store, checked.",
+                   metric_type::gauge, *levels.upstream_files_kept);
+        one_sample(out, "wheelhouse_upstream_file_bytes", "Bytes of the upstream files kept.", metric_type::gauge,
+                   *levels.upstream_file_bytes);
+        one_sample(out, "wheelhouse_upstream_metadata_kept", "Upstream files' core metadata (.metadata) kept.",
+                   metric_type::gauge, *levels.upstream_metadata_kept);
+    }
+}
+
 }  // namespace
 
 std::string_view to_string(ingest_outcome outcome) noexcept { return outcome_names[static_cast<std::size_t>(outcome)]; }
@@ -131,6 +178,7 @@ std::string server_metrics::render(const scrape_levels& levels) const {
     render_ingests(out, levels);
     render_catalog(out, levels);
     render_trusted_publishing(out, levels);
+    render_upstreams(out, levels);
     render_faults(out);
     one_sample(out, "process_start_time_seconds", "Start time of the process since the Unix epoch.", metric_type::gauge,
                static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(started_.time_since_epoch()).count()));

@@ -33,6 +33,20 @@ enum class ingest_outcome : std::size_t {
 inline constexpr std::size_t ingest_outcome_count = static_cast<std::size_t>(ingest_outcome::failed) + 1;
 std::string_view to_string(ingest_outcome outcome) noexcept;
 
+// One upstream index's page store, as its counters stood at the scrape (issue 26).
+struct upstream_levels {
+    std::string name;
+    std::uint64_t hits = 0;          // pages answered from memory
+    std::uint64_t misses = 0;        // pages that needed the outbound lane
+    std::uint64_t joined = 0;        // misses that waited for another's fetch
+    std::uint64_t fetched = 0;       // the upstream's 200
+    std::uint64_t not_modified = 0;  // 304
+    std::uint64_t not_found = 0;     // 404
+    std::uint64_t refused = 0;       // pages that did not parse or were too large
+    std::uint64_t failed = 0;        // no answer, or another status
+    std::uint64_t stale = 0;         // pages served past their age
+};
+
 // Levels read at scrape time from the components that own them.
 struct scrape_levels {
     std::uint64_t ingest_queue_depth = 0;
@@ -55,6 +69,12 @@ struct scrape_levels {
     std::uint64_t issuer_key_fetch_failures = 0;
     std::uint64_t publishers_added = 0;
     std::uint64_t publishers_removed = 0;
+    std::vector<upstream_levels> upstreams;  // empty: no upstream configured
+    std::uint64_t upstream_pages_kept = 0;   // in memory
+    std::uint64_t upstream_page_bytes = 0;
+    std::optional<std::uint64_t> upstream_files_kept;  // in the blob store; absent when the catalog could not be read
+    std::optional<std::uint64_t> upstream_file_bytes;
+    std::optional<std::uint64_t> upstream_metadata_kept;
 };
 
 // Thread safety: record_* and render() may be called from any thread at any time.

@@ -9,6 +9,7 @@
 
 #include "wheelhouse/pep440/version.hpp"
 #include "wheelhouse/render/html.hpp"
+#include "wheelhouse/render/page_parts.hpp"
 
 namespace wheelhouse::render {
 namespace {
@@ -66,22 +67,18 @@ std::vector<const catalog::release_variants_file*> linked_release_files(
     return linked;
 }
 
-void append_html_head(std::string& out) {
-    out += "<!DOCTYPE html>\n<html>\n  <head>\n    <meta name=\"pypi:repository-version\" content=\"";
-    out += repository_version;
-    out += "\">\n";
-}
-
-void append_html_title(std::string& out, std::string_view title) {
-    out += "    <title>";
-    append_html_escaped(out, title);
-    out += "</title>\n  </head>\n  <body>\n";
-}
-
-json::object meta_json() {
-    json::object meta;
-    meta["api-version"] = repository_version;
-    return meta;
+// How `file` is linked, from its row.
+file_link link_of(const catalog::file_record& file, const link_options& links) {
+    file_link link;
+    link.filename = file.filename;
+    link.url = file_url(file, links);
+    link.sha256 = file.sha256;
+    if (file.requires_python) link.requires_python = *file.requires_python;
+    if (file.yanked()) link.yanked_reason = *file.yanked_reason;
+    link.metadata_sha256 = file.metadata_sha256;
+    link.size = file.size;
+    link.upload_time = iso8601_utc(file.upload_time_ms);
+    return link;
 }
 
 }  // namespace
@@ -118,8 +115,9 @@ std::string iso8601_utc(std::int64_t unix_milliseconds) {
 std::string project_list_html(std::span<const project_listing> projects) {
     std::string out;
     out.reserve(256 + projects.size() * 64);
-    append_html_head(out);
-    append_html_title(out, "Simple index");
+    out += "<!DOCTYPE html>\n<html>\n  <head>\n    <meta name=\"pypi:repository-version\" content=\"";
+    out += repository_version;
+    out += "\">\n    <title>Simple index</title>\n  </head>\n  <body>\n";
     for (const auto& project : projects) {
         out += "    <a href=\"";
         append_html_escaped(out, project.name);
@@ -136,7 +134,7 @@ std::string project_list_json(std::span<const project_listing> projects) {
     list.reserve(projects.size());
     for (const auto& project : projects) list.push_back(json::object{{"name", project.display_name}});
     json::object page;
-    page["meta"] = meta_json();
+    page["meta"] = json_meta(repository_version);
     page["projects"] = std::move(list);
     return json::serialize(page);
 }
@@ -147,65 +145,22 @@ std::string project_page_html(const catalog::project_record& project, std::span<
     const auto ordered = order_files(project, files);
     std::string out;
     out.reserve(512 + ordered.size() * 400);
-    append_html_head(out);
-    if (project.status != catalog::project_status::active) {
-        out += "    <meta name=\"pypi:project-status\" content=\"";
-        out += catalog::to_string(project.status);
-        out += "\">\n";
-        if (project.status_reason) {
-            out += "    <meta name=\"pypi:project-status-reason\" content=\"";
-            append_html_escaped(out, *project.status_reason);
-            out += "\">\n";
-        }
-    }
-    append_html_title(out, "Links for " + project.name);
-    out += "    <h1>Links for ";
-    append_html_escaped(out, project.name);
-    out += "</h1>\n";
+    append_html_page_head(out, repository_version, project.name, catalog::to_string(project.status),
+                          project.status_reason);
     if (!note.empty()) {
         out += "    <p>";
         append_html_escaped(out, note);
         out += "</p>\n";
     }
-    for (const auto& entry : ordered) {
-        const auto& file = *entry.file;
-        out += "    <a href=\"";
-        append_html_escaped(out, file_url(file, links));
-        out += "#sha256=";
-        out += file.sha256;
-        out.push_back('"');
-        if (file.requires_python) {
-            out += " data-requires-python=\"";
-            append_html_escaped(out, *file.requires_python);
-            out.push_back('"');
-        }
-        if (file.yanked()) {
-            out += " data-yanked=\"";
-            append_html_escaped(out, *file.yanked_reason);
-            out.push_back('"');
-        }
-        if (!file.metadata_sha256.empty()) {
-            // Both names: PEP 714 renamed the attribute and older pips know only the first.
-            out += " data-dist-info-metadata=\"sha256=";
-            out += file.metadata_sha256;
-            out += "\" data-core-metadata=\"sha256=";
-            out += file.metadata_sha256;
-            out.push_back('"');
-        }
-        out += ">";
-        append_html_escaped(out, file.filename);
-        out += "</a><br>\n";
-    }
+    for (const auto& entry : ordered) append_html_link(out, link_of(*entry.file, links));
     for (const auto* release : linked_release_files(ordered, release_files)) {
-        out += "    <a href=\"";
-        append_html_escaped(out, release_variants_url(*release, links));
-        out += "#sha256=";
-        out += release->sha256;
-        out += "\">";
-        append_html_escaped(out, release->filename);
-        out += "</a><br>\n";
+        file_link link;
+        link.filename = release->filename;
+        link.url = release_variants_url(*release, links);
+        link.sha256 = release->sha256;
+        append_html_link(out, link);
     }
-    out += "  </body>\n</html>\n";
+    append_html_page_end(out);
     return out;
 }
 
@@ -217,21 +172,7 @@ std::string project_page_json(const catalog::project_record& project, std::span<
     file_list.reserve(ordered.size());
     for (const auto& entry : ordered) {
         const auto& file = *entry.file;
-        json::object item;
-        item["filename"] = file.filename;
-        item["url"] = file_url(file, links);
-        item["hashes"] = json::object{{"sha256", file.sha256}};
-        if (file.requires_python) item["requires-python"] = *file.requires_python;
-        item["size"] = file.size;
-        item["upload-time"] = iso8601_utc(file.upload_time_ms);
-        if (file.yanked() && !file.yanked_reason->empty()) item["yanked"] = *file.yanked_reason;
-        else item["yanked"] = file.yanked();
-        // Only the PEP 714 name: pip 22.3 to 23.1 crash on "dist-info-metadata" in JSON.
-        if (!file.metadata_sha256.empty()) {
-            item["core-metadata"] = json::object{{"sha256", file.metadata_sha256}};
-        } else {
-            item["core-metadata"] = false;
-        }
+        auto item = json_file(link_of(file, links));
         // Keys with a leading underscore are the index's own (PEP 691).
         if (!file.variant.empty()) item["_variant"] = variants::to_json(file.variant);
         file_list.push_back(std::move(item));
@@ -253,7 +194,7 @@ std::string project_page_json(const catalog::project_record& project, std::span<
     if (project.status_reason) status["reason"] = *project.status_reason;
 
     json::object page;
-    page["meta"] = meta_json();
+    page["meta"] = json_meta(repository_version);
     page["name"] = project.name;
     page["project-status"] = std::move(status);
     page["versions"] = std::move(versions);

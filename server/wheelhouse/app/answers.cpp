@@ -163,7 +163,7 @@ busy_answer busy_answer_of(lane runs_on) {
             return {"the index is busy with other changes (uploads, curation); retry shortly",
                     std::chrono::seconds(2)};
         case lane::outbound:
-            return {"the index is busy with work waiting on other hosts (registrations, trusted publishers' "
+            return {"the index is busy with work waiting on other hosts (registrations, upstream indexes, trusted publishers' "
                     "signing keys); retry shortly",
                     std::chrono::seconds(5)};
         case lane::read_pool:

@@ -6,6 +6,7 @@
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/page_response.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
+#include "wheelhouse/http/conditional.hpp"
 #include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/render/variant_matrix.hpp"
 
@@ -25,7 +26,7 @@ route_answer project_variants(route_context& context, route_request& request) {
     render::link_options links;
     links.files_base = context.settings.files_base;
     auto body = render::variant_matrix_json((*found)->project, (*found)->files, links);
-    rendered_page page{nullptr, entity_tag_for(body)};
+    rendered_page page{nullptr, http_conditional::strong_entity_tag(body)};
     page.body = std::make_shared<const std::string>(std::move(body));
     // Built fresh on every request: an administrator's view, rarely asked for and always current.
     return respond_with_page(header, page, "application/json", "no-cache", false);

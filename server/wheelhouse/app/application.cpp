@@ -16,6 +16,7 @@
 #include "wheelhouse/app/upload_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/remote/issuer_key_fetcher.hpp"
+#include "wheelhouse/catalog/upstream_rows.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -39,6 +40,16 @@ oidc::exchange_settings exchange_settings_of(const trusted_publishing_settings& 
     out.audience = publishing.audience;
     out.token_lifetime = publishing.token_lifetime;
     return out;
+}
+
+// Owned names (a project here, or reserved) never come from upstream; asked by each page flight.
+upstream::page_store::ownership_check owned_in(const catalog::catalog& catalog) {
+    return [&catalog](std::string_view project) -> result<bool> {
+        auto facts = catalog::facts_of_name(catalog, project);
+        if (!facts) return facts.error();
+        return upstream::source_of(project, facts->known_locally, facts->reserved_patterns, true) !=
+               upstream::name_source::upstream;
+    };
 }
 
 router checked_router(std::span<const route> routes) {
@@ -66,6 +77,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       pages_(settings_.pages),
       downloads_(catalog),
       asset_client_(settings_.remote_client),
+      upstream_client_(settings_.upstream_client),
       tokens_(catalog),
       // As many rows may wait for their commit as uploads may wait for a worker or be validated;
       // past that the workers wait, their queue fills, and new uploads get 503 at their headers.
@@ -93,7 +105,18 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
     context_.publishers = &publishers_;
     context_.exchange = &exchange_;
     for (const auto& [issuer, keys] : settings_.publishing.pinned_keys) issuer_keys_.pin(issuer, keys);
-    catalog.subscribe([this](std::string_view project) { pages_.invalidate_project(project); });
+    context_.outbound_workers = &outbound_workers_;
+    if (!settings_.upstreams.empty()) {
+        upstream_pages_ = std::make_unique<upstream::page_store>(
+            upstream_client_, settings_.upstreams, settings_.upstream_pages,
+            render::upstream_links{settings_.files_base, settings_.upstream_link_files}, owned_in(catalog));
+        context_.upstream_pages = upstream_pages_.get();
+        context_.upstream_client = &upstream_client_;
+    }
+    catalog.subscribe([this](std::string_view project) {
+        pages_.invalidate_project(project);
+        if (upstream_pages_) upstream_pages_->forget(project);  // its first file: owned from now on
+    });
 }
 
 application::~application() { finish_ingests(); }
@@ -305,7 +328,10 @@ void application::poll_external_changes() {
     watch_timer_->expires_after(std::chrono::seconds(1));
     watch_timer_->async_wait([this](error_code ec) {
         if (ec) return;
-        if (context_.catalog.changed_externally()) pages_.clear();
+        if (context_.catalog.changed_externally()) {
+            pages_.clear();
+            if (upstream_pages_) upstream_pages_->forget_all();  // an upload or reservation elsewhere
+        }
         poll_external_changes();
     });
 }

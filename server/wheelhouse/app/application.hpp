@@ -24,6 +24,7 @@
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/transport/net.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
+#include "wheelhouse/upstream/page_store.hpp"
 
 namespace wheelhouse::app {
 
@@ -78,6 +79,8 @@ private:
     page_cache pages_;
     catalog::download_counter downloads_;
     remote::http_client asset_client_;  // release assets: registration, import, proxied downloads
+    remote::http_client upstream_client_;  // upstream indexes: pages, .metadata, sizes
+    std::unique_ptr<upstream::page_store> upstream_pages_;  // null without upstreams
     auth::token_store tokens_;
     ingest::ingester ingester_;
     static_routes static_;

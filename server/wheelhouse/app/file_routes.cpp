@@ -8,6 +8,7 @@
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/download_answer.hpp"
 #include "wheelhouse/app/remote_downloads.hpp"
+#include "wheelhouse/app/upstream_files.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
@@ -76,6 +77,22 @@ transport::outgoing_response send_release_variants(const route_context& context,
     return answer.with_body(std::move(content));
 }
 
+// A file no row names: one of an upstream project, sent when kept, else found and fetched
+// (upstream_files.hpp).
+std::optional<transport::outgoing_response> serve_upstream_file(const route_context& context,
+                                                                const http::request_header<>& request,
+                                                                std::string_view sha256, std::string_view filename,
+                                                                bool wants_metadata, const transport::responder& respond) {
+    const auto kept = find_kept_upstream_bytes(context, sha256, filename, wants_metadata);
+    if (!kept) return error_response(request, make_error(error_kind::internal, kept.error().message));
+    if (kept->what == kept_upstream_bytes::kind::owned) return owned_file_refusal(request, filename);
+    if (kept->what == kept_upstream_bytes::kind::kept) {
+        const auto path = wants_metadata ? context.blobs.metadata_path(sha256) : context.blobs.blob_path(sha256);
+        return send_blob(request, path, kept->digest, context.settings.private_index);
+    }
+    return fetch_upstream_file(context, request, sha256, filename, wants_metadata, respond);
+}
+
 }  // namespace
 
 std::optional<transport::outgoing_response> serve_file(const route_context& context,
@@ -105,10 +122,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
                                   "the index could not read its catalog; the administrator has the details in the log");
     }
     const auto& file = *found;
-    if (!file) {
-        return make_text_response(request, http::status::not_found,
-                                  "no file " + std::string(filename) + " with sha256 " + sha256 + " in this index");
-    }
+    if (!file) return serve_upstream_file(context, request, sha256, filename, wants_metadata, respond);
     if (const auto project = context.catalog.find_project(file->project);
         project && *project && (*project)->status == catalog::project_status::quarantined) {
         return make_text_response(request, http::status::not_found,

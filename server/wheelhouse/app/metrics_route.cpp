@@ -6,6 +6,7 @@
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/oidc/exchange.hpp"
 #include "wheelhouse/oidc/publisher_store.hpp"
+#include "wheelhouse/catalog/upstream_rows.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -30,6 +31,20 @@ transport::outgoing_response serve_metrics(route_context& context, const http::r
     levels.page_cache_entries = pages.entries;
     levels.page_cache_bytes = pages.bytes;
     levels.page_renders_joined = pages.renders_joined;
+    if (context.upstream_pages != nullptr) {
+        const auto upstreams = context.upstream_pages->stats();
+        for (const auto& each : upstreams.upstreams) {
+            levels.upstreams.push_back({each.upstream, each.hits, each.misses, each.joined, each.fetched,
+                                        each.not_modified, each.not_found, each.refused, each.failed, each.stale});
+        }
+        levels.upstream_pages_kept = upstreams.pages;
+        levels.upstream_page_bytes = upstreams.bytes;
+        if (auto kept = catalog::count_kept_files(context.catalog)) {
+            levels.upstream_files_kept = kept->files;
+            levels.upstream_file_bytes = kept->bytes;
+            levels.upstream_metadata_kept = kept->metadata_files;
+        }
+    }
     if (context.tokens != nullptr) {
         const auto checks = context.tokens->cache_stats();
         levels.token_checks_cached = checks.hits;

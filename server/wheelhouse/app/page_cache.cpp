@@ -4,11 +4,9 @@
 #include <iterator>
 #include <mutex>
 
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/http/conditional.hpp"
-#include "wheelhouse/text/hex.hpp"
 
 namespace wheelhouse::app {
 
@@ -20,16 +18,6 @@ void rendered_page::stamp_now() {
     };
     copy(rendered_second, http_conditional::http_date(rendered_ms / 1000));
     copy(next_second, http_conditional::http_date(rendered_ms / 1000 + 1));
-}
-
-std::string entity_tag_for(std::string_view body) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_Digest(body.data(), body.size(), digest, &length, EVP_sha256(), nullptr);
-    std::string tag = "\"";
-    for (unsigned i = 0; i < 16; ++i) text::append_hex(tag, digest[i]);  // half the digest names the page
-    tag.push_back('"');
-    return tag;
 }
 
 struct page_cache::scope_pages {
@@ -144,7 +132,7 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
     // Rendering grows the string by doubling; kept as is, a page would hold up to twice its size.
     (**body).shrink_to_fit();
     rendered_page page{std::make_shared<const std::string>(std::move(**body)), {}};
-    page.etag = entity_tag_for(*page.body);
+    page.etag = http_conditional::strong_entity_tag(*page.body);
     page.stamp_now();
 
     std::unique_lock lock(mutex_);

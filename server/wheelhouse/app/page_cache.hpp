@@ -31,7 +31,7 @@ namespace wheelhouse::app {
 
 struct rendered_page {
     std::shared_ptr<const std::string> body;
-    std::string etag;  // quoted, strong
+    std::string etag;  // quoted, strong: http_conditional::strong_entity_tag
     // When it was rendered (Unix milliseconds; 0: never stamped, no Last-Modified), and that
     // instant's second and the next as HTTP-dates, written once (page_response.cpp says which
     // one a response carries).
@@ -124,8 +124,5 @@ private:
     std::atomic<std::uint64_t> renders_started_{0};
     std::atomic<std::uint64_t> renders_joined_{0};
 };
-
-// A strong entity tag for a body: the first 128 bits of its SHA-256, quoted.
-std::string entity_tag_for(std::string_view body);
 
 }  // namespace wheelhouse::app

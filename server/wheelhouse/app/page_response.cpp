@@ -42,7 +42,7 @@ page_validators validate(const http::request_header<>& request, const rendered_p
 
 transport::outgoing_response respond_with_page(const http::request_header<>& request, const rendered_page& page,
                                                std::string_view content_type, std::string_view cache_control,
-                                               bool negotiated, http::fields extra) {
+                                               bool negotiated, http::fields extra, std::string_view warning) {
     const auto [last_modified, current] = validate(request, page);
     if (extra.begin() != extra.end()) {
         // Pages with headers of their own (the admin catalog's assets, not pip's path) go
@@ -51,6 +51,7 @@ transport::outgoing_response respond_with_page(const http::request_header<>& req
         if (!last_modified.empty()) extra.set(http::field::last_modified, last_modified);
         extra.set(http::field::cache_control, cache_control);
         if (negotiated) extra.set(http::field::vary, negotiated_vary);
+        if (!warning.empty()) extra.set(http::field::warning, warning);
         if (current) {
             http::response<http::empty_body> response{http::status::not_modified, request.version()};
             response.set(http::field::server, transport::server_name);
@@ -61,13 +62,14 @@ transport::outgoing_response respond_with_page(const http::request_header<>& req
         return transport::make_shared_response(request, http::status::ok, content_type, page.body, std::move(extra));
     }
     // Every page hit comes here, so its head is written straight, past Beast's fields and serializer.
-    std::array<transport::header_field, 5> fields;
+    std::array<transport::header_field, 6> fields;
     std::size_t count = 0;
     if (!current) fields[count++] = {http::field::content_type, content_type};
     fields[count++] = {http::field::etag, page.etag};
     if (!last_modified.empty()) fields[count++] = {http::field::last_modified, last_modified};
     fields[count++] = {http::field::cache_control, cache_control};
     if (negotiated) fields[count++] = {http::field::vary, negotiated_vary};
+    if (!warning.empty()) fields[count++] = {http::field::warning, warning};
     const std::span<const transport::header_field> used(fields.data(), count);
     if (current) return transport::make_prepared_response(request, http::status::not_modified, used, nullptr);
     return transport::make_prepared_response(request, http::status::ok, used, page.body);

@@ -94,6 +94,7 @@ struct remote_downloads::transfer {
     std::shared_ptr<remote::fetch_cancellation> cancellation = std::make_shared<remote::fetch_cancellation>();
     std::optional<http_conditional::byte_range> range;  // what the client asked for, checked against file.size
     bool keep_copy = false;                             // cache mode: keep the verified whole file
+    std::function<void()> kept;                         // told once it is kept
     bool private_index = false;
     std::string github_token;  // from the settings, for a file read through GitHub's API (file.fetch_url)
 
@@ -272,10 +273,11 @@ void remote_downloads::transfer::finish(relay_progress& progress, const result<r
         return body->fail();
     }
     if (!whole_and_verified(progress, metrics)) return body->fail();
+    // Kept before the last bytes go: a client that has the whole file and asks again finds the copy.
+    keep_verified_copy(progress, blobs);
     if (!progress.held.empty() && !body->push(std::move(progress.held))) return;
     if (!progress.batch.empty() && !body->push(std::move(progress.batch))) return;
     body->finish();
-    keep_verified_copy(progress, blobs);
 }
 
 bool remote_downloads::transfer::whole_and_verified(relay_progress& progress,
@@ -302,8 +304,10 @@ void remote_downloads::transfer::keep_verified_copy(relay_progress& progress, co
     (void)progress.spool_file.close();
     if (auto put = blobs.put_blob(file.sha256, progress.spool->path()); !put) {
         spdlog::warn("cache: keeping {} failed: {}", file.filename, put.error().message);
-    } else if (*put == storage::put_outcome::created) {
-        spdlog::info("cache: kept {} ({} bytes) from {}", file.filename, file.size, *file.remote_url);
+    } else {
+        if (*put == storage::put_outcome::created)
+            spdlog::info("cache: kept {} ({} bytes) from {}", file.filename, file.size, *file.remote_url);
+        if (kept) kept();
     }
 }
 
@@ -334,7 +338,8 @@ void remote_downloads::forget(const std::shared_ptr<transfer>& done) {
 
 std::optional<transport::outgoing_response> remote_downloads::serve(const http::request_header<>& request,
                                                                     const catalog::file_record& file,
-                                                                    const transport::responder& respond) {
+                                                                    const transport::responder& respond,
+                                                                    remote_transfer_options how) {
     const bool private_index = context_.settings.private_index;
     if (!file.remote_url || file.remote_url->empty()) {
         return make_text_response(request, http::status::internal_server_error,
@@ -347,7 +352,8 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
 
     const download_answer answer(request, file.sha256, file.size, private_index, file.upload_time_ms / 1000);
     if (auto done = answer.without_body()) return std::move(*done);  // the catalog knows all they need
-    if (context_.asset_client == nullptr) {
+    auto* client = how.client ? how.client : context_.asset_client;
+    if (client == nullptr) {
         return make_text_response(request, http::status::bad_gateway,
                                   "this file's bytes are at " + *file.remote_url +
                                       " and this server has no client for remote hosts configured");
@@ -360,6 +366,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
     job->body = std::make_shared<transport::relay_body>(options_.buffer_bytes);
     job->range = answer.range();
     job->keep_copy = file.mode == catalog::download_mode::cache;
+    job->kept = std::move(how.kept);
     job->private_index = private_index;
     if (file.fetch_url) job->github_token = context_.settings.github_token;
     {
@@ -372,7 +379,6 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
         transfers_.insert(job);
         active_.fetch_add(1, std::memory_order_relaxed);
     }
-    auto* client = context_.asset_client;
     const auto* blobs = &context_.blobs;
     auto* metrics = &context_.metrics;
     const bool submitted = threads_.try_submit([this, job, client, blobs, metrics] {

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,6 +25,12 @@
 #include "wheelhouse/transport/request_handler.hpp"
 
 namespace wheelhouse::app {
+
+// Who fetches a remote download, and who hears that its copy was kept.
+struct remote_transfer_options {
+    remote::http_client* client = nullptr;  // null: the release-asset client (upstream files have their own)
+    std::function<void()> kept;             // cache mode: called once the verified copy is in the blob store
+};
 
 class remote_downloads {
 public:
@@ -43,7 +50,8 @@ public:
     // Thread safety: any I/O thread; never blocks.
     std::optional<transport::outgoing_response> serve(const http::request_header<>& request,
                                                       const catalog::file_record& file,
-                                                      const transport::responder& respond);
+                                                      const transport::responder& respond,
+                                                      remote_transfer_options how = {});
 
     // Cancels every transfer (their clients' connections end) and joins the threads. A transfer
     // waiting on a silent remote host returns at the client's read deadline.

@@ -14,6 +14,8 @@
 #include "wheelhouse/metrics/server_metrics.hpp"
 #include "wheelhouse/oidc/key_cache.hpp"
 #include "wheelhouse/remote/http_client.hpp"
+#include "wheelhouse/upstream/page_store.hpp"
+#include "wheelhouse/upstream/routing.hpp"
 
 namespace wheelhouse::auth {
 class token_store;
@@ -73,6 +75,11 @@ struct app_settings {
     unsigned outbound_workers = 4;           // the outbound lane: work that waits on other hosts
     std::size_t outbound_queue = 32;         // such work waiting for a worker before 503
     trusted_publishing_settings publishing;  // the OIDC exchange (oidc_routes.hpp)
+    // Upstream indexes (issue 26): with none, no name is served from elsewhere.
+    upstream::routing upstreams;
+    upstream::store_options upstream_pages;  // freshness, limits, --offline, the folder of kept pages
+    bool upstream_link_files = false;         // pages link upstream's file URLs, not /files/ (--upstream-files link)
+    remote::client_settings upstream_client;  // its allow-list: the upstreams' hosts and --upstream-file-hosts
 };
 
 struct route_context {
@@ -91,6 +98,9 @@ struct route_context {
     concurrency::worker_pool* read_workers = nullptr;  // renders the pages the cache misses; set by the application
     oidc::publisher_store* publishers = nullptr;    // trusted publishers; set by the application
     oidc::token_exchange* exchange = nullptr;       // the OIDC exchange; set by the application
+    concurrency::worker_pool* outbound_workers = nullptr;  // work that waits on other hosts (upstream fetches); set by the application
+    upstream::page_store* upstream_pages = nullptr;  // set by the application when upstreams are configured
+    remote::http_client* upstream_client = nullptr;  // fetches upstream files' .metadata and sizes; likewise
 };
 
 }  // namespace wheelhouse::app

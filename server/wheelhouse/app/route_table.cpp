@@ -12,6 +12,7 @@
 #include "wheelhouse/app/simple_routes.hpp"
 #include "wheelhouse/app/static_routes.hpp"
 #include "wheelhouse/app/upload_routes.hpp"
+#include "wheelhouse/app/upstream_routes.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -74,6 +75,7 @@ constexpr std::array routes{
     route{get_head,   "/api/v1/tokens[/]",                        admin,  scope::index,   tokens,                   api,     none,   read_pool,  admin::list_tokens},
     route{POST,       "/api/v1/tokens[/]",                        admin,  scope::index,   tokens,                   api,     json,   write_pool, admin::create_token},
     route{DELETE,     "/api/v1/tokens/{name}[/]",                 admin,  scope::index,   tokens,                   api,     none,   write_pool, admin::revoke_token},
+    route{get_head,   "/api/v1/upstream[/]",                      read,   scope::index,   private_reads,            api,     none,   read_pool,  upstream_overview},
     route{get_head,   "/api/v1/audit[/]",                         admin,  scope::index,   "audit log reads",        api,     none,   read_pool,  admin::read_audit},
     // Registrations fetch from release hosts (whole assets with "verify"): the outbound lane, so a
     // host that stalls holds none of the workers uploads and curation use.

@@ -96,7 +96,7 @@ std::string list_scope(const catalog::project_filter& visible) {
 }
 
 // How a page is answered once it is at hand: on the I/O thread for a hit, on the read pool
-// for a miss.
+// (or the outbound lane) for a miss.
 struct page_answer {
     std::string_view content_type;
     std::string_view cache_control;
@@ -113,19 +113,80 @@ transport::outgoing_response answer_page(const http::request_header<>& request, 
     return respond_with_page(request, **page, how.content_type, how.cache_control, how.negotiated);
 }
 
+// The same, held by a waiter that answers later.
+struct kept_answer {
+    std::string_view content_type;  // one of pep691's constants
+    std::string cache_control;
+    bool negotiated = true;
+    page_answer view() const { return {content_type, cache_control, negotiated}; }
+};
+
+// A page of a name no project of this index has: the upstream's, as this index renders it;
+// its 404 when the upstream has no such project.
+transport::outgoing_response answer_upstream_page(const http::request_header<>& request,
+                                                  const upstream::page_outcome& outcome, pep691::page_format format,
+                                                  const page_answer& how, std::string_view project) {
+    const auto& kept = *outcome.kept;
+    if (!kept.page) {
+        return make_text_response(request, http::status::not_found,
+                                  "no project named '" + std::string(project) + "' in this index or at the upstream index " +
+                                      kept.upstream);
+    }
+    const auto& body = format == pep691::page_format::json ? kept.json : kept.html;
+    return respond_with_page(request, rendered_page{body.body, body.etag}, how.content_type, how.cache_control,
+                             how.negotiated, {}, outcome.stale() ? stale_warning : std::string_view());
+}
+
+// Where a page of the project `key.project` comes from when the catalog has no such project.
+struct upstream_plan {
+    const upstream::upstream_index* upstream = nullptr;  // null: none is configured for it
+    page_cache::renderer local;                           // renders it should the name be owned by now
+};
+
+// A miss of a name the catalog lacks goes to its upstream on the outbound lane (single flight);
+// the flight asks the catalog again first, so a name that became owned meanwhile is answered
+// from here, and a reserved one with this index's 404. Called on the read pool.
+void serve_from_upstream(route_context& context, const http::request_header<>& request,
+                         const transport::responder& respond, const page_key& key, const kept_answer& how,
+                         upstream_plan plan) {
+    auto waiter = [&context, request, respond, key, how, local = std::move(plan.local)](
+                      const upstream::page_outcome& outcome) {
+        if (outcome.what == upstream::page_outcome::kind::page)
+            return respond(answer_upstream_page(request, outcome, key.format, how.view(), key.project));
+        if (outcome.what == upstream::page_outcome::kind::failed)
+            return respond(error_response(request, *outcome.failure));
+        const auto page = context.pages.get_or_render(key, local);  // owned: its page, if it has one now
+        if (!page || *page) return respond(answer_page(request, page, how.view(), key.project));
+        respond(make_text_response(request, http::status::not_found,
+                                   "project '" + key.project + "' is reserved on this index and has no files yet; "
+                                   "no upstream index is asked for it"));
+    };
+    if (!context.upstream_pages->request(*plan.upstream, key.project, std::move(waiter), *context.outbound_workers))
+        respond(busy_response(request, lane::outbound, audience::package_tools));
+}
+
 // A hit answers inline; a miss is rendered on the read pool, once however many requests wait
 // for it, and answered from there (503 when the pool's queue is full). `make_renderer` is called
-// on a miss only, so a hit copies nothing for a render it does not need.
+// on a miss only, so a hit copies nothing for a render it does not need. A name the catalog
+// lacks is served from `upstream` when one is given: from memory inline, else once the read
+// pool's render has found no project of that name.
 template <class MakeRenderer>
 route_answer serve_page(route_context& context, route_request& request, const page_key& key,
-                        const MakeRenderer& make_renderer, const page_answer& how) {
+                        const MakeRenderer& make_renderer, const page_answer& how,
+                        const upstream::upstream_index* upstream = nullptr) {
     if (auto hit = context.pages.find(key)) return respond_with_page(request.header(), *hit, how.content_type,
                                                                      how.cache_control, how.negotiated);
+    if (upstream) {
+        if (auto kept = context.upstream_pages->find(*upstream, key.project))
+            return answer_upstream_page(request.header(), *kept, key.format, how, key.project);
+    }
     page_cache::renderer render = make_renderer();
-    auto waiter = [header = request.header(), respond = request.respond, project = key.project,
-                   content_type = how.content_type, cache_control = std::string(how.cache_control),
-                   negotiated = how.negotiated](const page_cache::page_result& page) {
-        respond(answer_page(header, page, {content_type, cache_control, negotiated}, project));
+    upstream_plan plan{upstream, upstream ? render : page_cache::renderer()};
+    auto waiter = [&context, header = request.header(), respond = request.respond, key,
+                   how = kept_answer{how.content_type, std::string(how.cache_control), how.negotiated},
+                   plan = std::move(plan)](const page_cache::page_result& page) mutable {
+        if (page && !*page && plan.upstream) return serve_from_upstream(context, header, respond, key, how, std::move(plan));
+        respond(answer_page(header, page, how.view(), key.project));
     };
     if (!context.pages.render_once(key, std::move(render), std::move(waiter), *context.read_workers))
         return busy_response(request.header(), lane::read_pool, request.matched->answers);
@@ -200,13 +261,14 @@ route_answer serve_simple(route_context& context, route_request& routed, const s
 
     const std::string scope = index.selector ? index.selector->canonical() : std::string();
     const auto format = choice->format;
+    const auto* upstream = context.upstream_pages ? context.settings.upstreams.upstream_for(scope, normalized) : nullptr;
     return serve_page(context, routed, {scope, normalized, format},
                       [&] {
                           return [&context, normalized, index, format] {
                               return render_project(context, normalized, index, format);
                           };
                       },
-                      {choice->content_type, cache_control, negotiated});
+                      {choice->content_type, cache_control, negotiated}, upstream);
 }
 
 route_answer serve_variant_simple(route_context& context, route_request& routed) {

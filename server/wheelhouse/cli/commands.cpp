@@ -9,6 +9,7 @@
 #include "wheelhouse/cli/register_command.hpp"
 #include "wheelhouse/cli/serve_command.hpp"
 #include "wheelhouse/cli/token_command.hpp"
+#include "wheelhouse/cli/upstream_commands.hpp"
 
 namespace wheelhouse::cli {
 namespace {
@@ -27,6 +28,8 @@ void add_commands(CLI::App& app) {
     add_restore_command(app);
     add_fsck_command(app);
     add_export_command(app);
+    add_reserve_command(app);
+    add_upstream_prune_command(app);
 }
 
 int exit_status() noexcept { return g_exit_status; }

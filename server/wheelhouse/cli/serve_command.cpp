@@ -76,6 +76,14 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.publishing.audience = config::oidc_audience_of(settings);
     out.publishing.token_lifetime = settings.oidc_token_lifetime;
     out.publishing.scheme = settings.tls_cert.empty() ? "http" : "https";
+    out.upstreams = config::routing_from(settings);
+    out.upstream_pages.max_age = settings.upstream_max_age;
+    out.upstream_pages.max_page_bytes = settings.upstream_max_page_size;
+    out.upstream_pages.offline = settings.offline;
+    out.upstream_pages.directory = settings.data / "upstream";
+    out.upstream_link_files = settings.upstream_files == "link";
+    out.upstream_client = config::upstream_client_settings_from(settings);
+    out.upstream_pages.file_hosts = out.upstream_client.policy;
     return out;
 }
 

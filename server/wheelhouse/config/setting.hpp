@@ -51,6 +51,7 @@ CLI::Option* add_setting_option(CLI::App& command, overrides& values, std::strin
                      ->check(flag_word());
     } else {
         option = command.add_option_function<typename kind::input>(flag, remember, std::string(help));
+        if constexpr (requires { kind::delimiter; }) option->delimiter(kind::delimiter);
     }
     return option->envname(environment_name(name));
 }

@@ -8,6 +8,7 @@
 
 #include "wheelhouse/config/setting.hpp"
 #include "wheelhouse/static_export/files_base.hpp"
+#include "wheelhouse/text/ascii.hpp"
 
 namespace wheelhouse::config {
 namespace {
@@ -52,6 +53,12 @@ result<void> https_url(std::string& url) {
     if (!parsed || parsed->scheme() != "https" || parsed->host_address().empty())
         return invalid("'" + url + "' is not an https:// URL; write it as https://api.github.com or https://HOST/api/v3");
     return {};
+}
+
+result<void> upstream_files_mode(std::string& mode) {
+    if (mode == "cache" || mode == "link") return {};
+    return invalid("'" + mode + "' is neither cache (files through this index, checked and kept) nor link "
+                   "(upstream's URLs as they are)");
 }
 
 // The same rules as an export's base URL: http(s)://HOST/PATH or /PATH, no credentials or query.
@@ -164,9 +171,30 @@ const std::vector<setting>& table() {
                 "Comma-separated ISSUER=FILE: take that issuer's signing keys from a JWK set file instead of "
                 "fetching them (air-gapped sites)", pinned_key_files),
         declare(serving, "outbound-workers", &settings::outbound_workers,
-                "Threads for work that waits on other hosts: registrations of release assets and trusted publishers' key fetches (default 4)", at_least_one),
+                "Threads for work that waits on other hosts: registrations of release assets, upstream indexes' pages and files, and trusted publishers' key fetches (default 4)", at_least_one),
         declare(serving, "outbound-queue", &settings::outbound_queue,
                 "Such work that may wait for a thread before 503 (default 32)"),
+        declare(serving, "upstream", &settings::upstreams,
+                "An upstream index for the names this index does not own, NAME=URL (pypi=https://pypi.org/simple/); "
+                "once per upstream; the first serves every name no --upstream-route sends elsewhere"),
+        declare(serving, "upstream-route", &settings::upstream_routes,
+                "Which upstream an index takes some names from: 'INDEX: PROJECT... = UPSTREAM', INDEX * (every "
+                "index), simple (/simple/ only) or a variant selector ('cu128: torch torchvision triton = "
+                "pytorch-cu128'); once per route, tried in order"),
+        declare(serving, "upstream-max-age", &settings::upstream_max_age,
+                "Seconds a kept upstream page is served before it is revalidated (default 600)"),
+        declare(serving, "upstream-files", &settings::upstream_files,
+                "Upstream files: cache (through /files/, checked against upstream's sha256 and kept; default) or "
+                "link (pages link upstream's URLs)", upstream_files_mode),
+        declare(serving, "upstream-file-hosts", &settings::upstream_file_hosts,
+                "Comma-separated hosts upstream files may come from besides the upstreams' own "
+                "(default files.pythonhosted.org)"),
+        declare(serving, "upstream-max-page-size", &settings::upstream_max_page_size,
+                "Largest upstream page in bytes; a larger one is refused, 502 (default 64 MiB)"),
+        declare(serving, "upstream-timeout", &settings::upstream_timeout,
+                "Seconds one upstream page fetch may take in all, or 504 (default 60)", at_least_one_second),
+        declare(serving, "offline", &settings::offline,
+                "Fetch nothing from upstream indexes: serve the pages and files kept, 504 for others"),
     };
     return rows;
 }
@@ -238,6 +266,22 @@ remote::client_settings client_settings_from(const settings& values) {
     return out;
 }
 
+remote::client_settings upstream_client_settings_from(const settings& values) {
+    auto out = client_settings_from(values);
+    out.policy.allowed_hosts = values.upstream_file_hosts;
+    for (const auto& upstream : values.upstreams) {
+        const auto url = boost::urls::parse_uri(upstream.url);  // checked by parse_upstream
+        out.policy.allowed_hosts.push_back(text::to_lower(url->host_address()));
+    }
+    out.total_timeout = values.upstream_timeout;
+    return out;
+}
+
+upstream::routing routing_from(const settings& values) {
+    auto made = upstream::routing::make(values.upstreams, values.upstream_routes);
+    return made ? std::move(made).value() : upstream::routing();  // resolve has checked it
+}
+
 result<settings> resolve(const overrides& values) {
     settings out;
     if (values.config_file) {
@@ -245,6 +289,8 @@ result<settings> resolve(const overrides& values) {
     }
     if (auto applied = apply_given(out, values); !applied) return applied.error();
     if (auto checked = check_all(out, values); !checked) return checked.error();
+    if (auto routed = upstream::routing::make(out.upstreams, out.upstream_routes); !routed)
+        return invalid("--upstream-route: " + routed.error().message);
     return out;
 }
 

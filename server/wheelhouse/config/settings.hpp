@@ -18,6 +18,7 @@
 #include "wheelhouse/remote/host_policy.hpp"
 #include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/result.hpp"
+#include "wheelhouse/upstream/routing.hpp"
 
 namespace wheelhouse::config {
 
@@ -59,6 +60,15 @@ struct settings {
     std::vector<std::string> oidc_jwks;  // "ISSUER=FILE": that issuer's keys from a file, never fetched
     unsigned outbound_workers = 4;
     unsigned outbound_queue = 32;
+    // Upstream indexes (issue 26): names this index does not own, served from them.
+    std::vector<upstream::upstream_index> upstreams;  // the first serves what no route takes
+    std::vector<upstream::route> upstream_routes;
+    std::chrono::seconds upstream_max_age{600};       // a kept page is revalidated after this
+    std::string upstream_files = "cache";             // cache: through /files/, checked and kept; link: upstream's URLs
+    std::vector<std::string> upstream_file_hosts{"files.pythonhosted.org"};  // besides the upstreams' own hosts
+    std::uint64_t upstream_max_page_size = 64ull << 20;
+    std::chrono::seconds upstream_timeout{60};        // one page fetch, whole
+    bool offline = false;                              // fetch nothing from upstreams: serve what is kept
 };
 
 // The audience trusted publishers' tokens must name: --oidc-audience, else --public-url's host
@@ -84,6 +94,10 @@ void add_options(CLI::App& command, overrides& values, option_set options);
 // The HTTP client's settings: the allow-list, private addresses, CA bundle and deadlines.
 // Plain http:// is never allowed here.
 remote::client_settings client_settings_from(const settings& values);
+// The same for upstream indexes: their hosts and upstream-file-hosts, and upstream-timeout whole.
+remote::client_settings upstream_client_settings_from(const settings& values);
+// The upstreams and routes as one routing (checked by resolve: every route names an upstream).
+upstream::routing routing_from(const settings& values);
 
 // Defaults, then the TOML file, then the overrides, then each setting's check. The error names
 // where the bad value came from (the flag, or the file and key) and how to fix it.

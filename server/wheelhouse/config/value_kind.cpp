@@ -78,6 +78,92 @@ result<void> value_kind<std::vector<std::string>>::assign(std::vector<std::strin
     return {};
 }
 
+namespace {
+
+// Each element of a TOML array: a string as it is, or a table written as that string.
+template <class FromTable>
+std::optional<std::vector<std::string>> strings_or_tables(const toml::node& node, const FromTable& from_table) {
+    const auto* array = node.as_array();
+    if (!array) return std::nullopt;
+    std::vector<std::string> out;
+    for (const auto& element : *array) {
+        if (auto text = element.value<std::string>()) {
+            out.push_back(std::move(*text));
+        } else if (const auto* table = element.as_table()) {
+            auto text_of_table = from_table(*table);
+            if (!text_of_table) return std::nullopt;
+            out.push_back(std::move(*text_of_table));
+        } else {
+            return std::nullopt;
+        }
+    }
+    return out;
+}
+
+// Every entry, split further at ';' (the variable's separator), blanks around each dropped.
+template <class Entry>
+result<std::vector<Entry>> parse_each(const std::vector<std::string>& values,
+                                      result<Entry> (*parse)(std::string_view)) {
+    std::vector<Entry> out;
+    for (const auto& value : values) {
+        std::size_t start = 0;
+        while (start <= value.size()) {
+            const auto end = std::min(value.find(';', start), value.size());
+            const auto piece = trim(std::string_view(value).substr(start, end - start));
+            if (!piece.empty()) {
+                auto parsed = parse(piece);
+                if (!parsed) return parsed.error();
+                out.push_back(std::move(*parsed));
+            }
+            start = end + 1;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> value_kind<std::vector<upstream::upstream_index>>::from_file(
+    const toml::node& node) {
+    return strings_or_tables(node, [](const toml::table& table) -> std::optional<std::string> {
+        const auto name = table["name"].value<std::string>();
+        const auto url = table["url"].value<std::string>();
+        if (!name || !url || table.size() != 2) return std::nullopt;
+        return *name + "=" + *url;
+    });
+}
+
+result<void> value_kind<std::vector<upstream::upstream_index>>::assign(std::vector<upstream::upstream_index>& out,
+                                                                        const input& value) {
+    auto parsed = parse_each<upstream::upstream_index>(value, upstream::parse_upstream);
+    if (!parsed) return parsed.error();
+    out = std::move(parsed).value();
+    return {};
+}
+
+std::optional<std::vector<std::string>> value_kind<std::vector<upstream::route>>::from_file(const toml::node& node) {
+    return strings_or_tables(node, [](const toml::table& table) -> std::optional<std::string> {
+        const auto index = table["index"].value<std::string>();
+        const auto upstream = table["upstream"].value<std::string>();
+        const auto* projects = table["projects"].as_array();
+        if (!index || !upstream || !projects || table.size() != 3) return std::nullopt;
+        std::string text = *index + ":";
+        for (const auto& project : *projects) {
+            const auto name = project.value<std::string>();
+            if (!name) return std::nullopt;
+            text += " " + *name;
+        }
+        return text + " = " + *upstream;
+    });
+}
+
+result<void> value_kind<std::vector<upstream::route>>::assign(std::vector<upstream::route>& out, const input& value) {
+    auto parsed = parse_each<upstream::route>(value, upstream::parse_route);
+    if (!parsed) return parsed.error();
+    out = std::move(parsed).value();
+    return {};
+}
+
 result<void> value_kind<catalog::download_mode>::assign(catalog::download_mode& out, const input& value) {
     const auto mode = catalog::parse_download_mode(value);
     if (!mode || *mode == catalog::download_mode::local)

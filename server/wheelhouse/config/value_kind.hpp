@@ -19,6 +19,7 @@
 
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/result.hpp"
+#include "wheelhouse/upstream/routing.hpp"
 
 namespace wheelhouse::config {
 
@@ -92,6 +93,30 @@ struct value_kind<std::vector<std::string>> {
     static constexpr std::string_view expected = "an array of host names";
     static std::optional<input> from_file(const toml::node& node);
     static result<void> assign(std::vector<std::string>& out, const input& value);
+};
+
+// Upstream indexes and their routes, in order: the flag once each (--upstream A --upstream B),
+// the variable as one value with ';' between them, the file as an array of the same strings or
+// of tables ({name, url}; {index, projects, upstream}).
+template <class Entry>
+struct ordered_list_value {
+    using input = std::vector<std::string>;
+    static constexpr char delimiter = ';';
+};
+
+template <>
+struct value_kind<std::vector<upstream::upstream_index>> : ordered_list_value<upstream::upstream_index> {
+    static constexpr std::string_view expected = "an array of \"NAME=URL\" strings, or of tables with name and url";
+    static std::optional<input> from_file(const toml::node& node);
+    static result<void> assign(std::vector<upstream::upstream_index>& out, const input& value);
+};
+
+template <>
+struct value_kind<std::vector<upstream::route>> : ordered_list_value<upstream::route> {
+    static constexpr std::string_view expected =
+        "an array of \"INDEX: PROJECT... = UPSTREAM\" strings, or of tables with index, projects and upstream";
+    static std::optional<input> from_file(const toml::node& node);
+    static result<void> assign(std::vector<upstream::route>& out, const input& value);
 };
 
 template <>

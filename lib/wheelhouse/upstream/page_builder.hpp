@@ -1,0 +1,59 @@
+#pragma once
+// What the JSON and HTML readers share (project_page.cpp): a link as a page gives it becomes an
+// upstream_file, or is left out with the reason, or refuses the page. Internal to upstream/.
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <boost/url/url.hpp>
+
+#include "wheelhouse/upstream/project_page.hpp"
+
+namespace wheelhouse::upstream::detail {
+
+// A file as a page lists it, before it is checked: its URL as written (relative or absolute),
+// the sha256 the page gives for it ("" when none), and the rest as read.
+struct listed_link {
+    std::string reference;
+    std::string sha256;
+    upstream_file attributes;  // filename, url and sha256 are set by the builder
+    std::string link_text;     // the page's name for the file (HTML: the link's text; JSON: filename)
+    bool check_text = false;   // it must be the filename pip reads from the URL
+};
+
+class page_builder {
+public:
+    explicit page_builder(const page_source& source);
+
+    // The URL relative links resolve against: the page's, or a <base href> (HTML).
+    result<void> set_base(std::string_view reference);
+
+    // Keeps the file, leaves it out (counted, with the first reason), or refuses the page.
+    result<void> add(listed_link link);
+    void leave_out(std::string why);
+
+    project_page& page() noexcept { return page_; }
+    project_page finish() &&;
+
+private:
+    page_source source_;
+    boost::urls::url base_;
+    project_page page_;
+    std::unordered_map<std::string, std::size_t> by_filename_;  // index into page_.files
+};
+
+// "sha256=<hex>" (HTML's data-core-metadata) or a URL fragment "sha256=<hex>[&…]": the digest
+// in lower case, or "" when it names no valid sha256.
+std::string sha256_named_in(std::string_view text);
+
+// Whether `text` has the shape of PEP 700's upload-time: "YYYY-MM-DDTHH:MM:SS[.fraction]Z".
+bool is_upload_time(std::string_view text) noexcept;
+
+// PEP 792: one of "archived", "quarantined", "deprecated"; nullopt for "active" and what is unknown.
+std::optional<std::string> known_status(std::string_view status);
+
+result<project_page> parse_json_page(std::string_view body, const page_source& source);
+result<project_page> parse_html_page(std::string_view body, const page_source& source);
+
+}  // namespace wheelhouse::upstream::detail
