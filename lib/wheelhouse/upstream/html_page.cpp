@@ -176,7 +176,7 @@ private:
         const auto name = read_name();
         std::vector<attribute> attributes;
         if (auto read = read_attributes(attributes); !read) return read;
-        if (link_) return invalid("a <" + name + "> is inside a link (<a>)");
+        if (link_) return invalid("a tag " + text::quoted(name, 40) + " is inside a link (<a>)");
         if (name == "a") {
             link_.emplace();
             link_->attributes = std::move(attributes);
