@@ -96,7 +96,8 @@ def test_an_owned_name_at_a_higher_version_upstream_is_invisible(one_url, spelli
     assert status == 200
     text = body.decode()
     assert "flash_attn-1.0-py3-none-any.whl" in text
-    assert "9.0" not in text and wheels["attacker"]["sha256"] not in text
+    # The attacker's file by name and digest ("9.0" alone would match an upload time's seconds).
+    assert "flash_attn-9.0" not in text and '"9.0"' not in text and wheels["attacker"]["sha256"] not in text
     assert not page_requests(upstreams, "pypi", "flash-attn")
 
 

@@ -152,7 +152,12 @@ void http_session::continue_handshake() {
     if (draining_) return do_close();
     const auto step = tls_->handshake();
     switch (step.what) {
-        case tls_channel::outcome::done: reading_ = reading::nothing; return do_read_header();
+        case tls_channel::outcome::done:
+            // Its first request is on its way (clients send it with or right after their Finished):
+            // busy until it is read, under the handshake's deadline, so it never gives way first.
+            reading_ = reading::nothing;
+            first_request_after_handshake_ = true;
+            return do_read_header();
         case tls_channel::outcome::want_read:
         case tls_channel::outcome::want_write:
             read_pending_ = true;
@@ -237,9 +242,10 @@ void http_session::do_read_header() {
     head_request_ = false;
     reading_ = reading::header;
     // The whole header block within the idle timeout: a client cannot stretch it by trickling.
-    phase_deadline_ = clock::now() + limits_.idle_timeout;
+    const bool fresh = std::exchange(first_request_after_handshake_, false);
+    phase_deadline_ = fresh ? phase_deadline_ : clock::now() + limits_.idle_timeout;
     arm_read_deadline();
-    if (buffer_.size() == 0) set_activity(session_registry::activity::idle);
+    if (buffer_.size() == 0 && !fresh) set_activity(session_registry::activity::idle);
     parse_header();  // a pipelined request may be in the buffer already
 }
 

@@ -175,6 +175,7 @@ private:
     bool close_after_response_ = false;
     bool head_request_ = false;  // the request being answered is a HEAD
     bool waiting_for_request_ = false;
+    bool first_request_after_handshake_ = false;  // keeps the handshake's deadline and stays busy
     bool draining_ = false;
     bool closed_ = false;
     bool peer_sent_more_ = false;  // readable during this response: no longer a sign of a hang-up
