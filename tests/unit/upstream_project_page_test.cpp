@@ -121,7 +121,7 @@ TEST_CASE("upstream page: HTML metas, <base>, and the tags a page of links may h
                       "<meta name=\"pypi:project-status\" content=\"archived\">\n"
                       "<meta name=\"pypi:project-status-reason\" content=\"moved to &quot;torch2&quot;\">\n"
                       "<title>Links for <torch></title><script>if (a < b) document.write('<a href=x>')</script>\n"
-                      "<base href=\"https://mirror.example/packages/\"></head><body>\n"
+                      "<base href=\"HTTPS://mirror.example/packages/\"></head><body>\n"
                       "<!-- <a href=\"commented-out\"> -->" +
                       anchor("torch-2.8.0-cp312-none-any.whl#sha256=" + sha_a, "torch-2.8.0-cp312-none-any.whl") +
                       "<a HREF='torch-2.7.0.tar.gz#SHA256=" + std::string(64, 'C') +
@@ -133,6 +133,7 @@ TEST_CASE("upstream page: HTML metas, <base>, and the tags a page of links may h
     INFO(page.first_left_out);
     REQUIRE(page.files.size() == 2);
     CHECK(page.files[0].url == "https://mirror.example/packages/torch-2.8.0-cp312-none-any.whl");
+    CHECK(page.files[1].url == "https://mirror.example/packages/torch-2.7.0.tar.gz");
     CHECK(page.files[1].sha256 == sha_c);  // case folded
     CHECK(page.files[1].yanked_reason == "reason");
 }

@@ -205,6 +205,7 @@ result<void> page_builder::add(listed_link link) {
         return {};
     }
     auto& url = *resolved;
+    url.set_scheme(text::to_lower(url.scheme()));  // "HTTPS:" is https (RFC 3986 §6.2.2.1); clients compare as written
     if (link.sha256.empty() && url.has_fragment()) link.sha256 = sha256_named_in(url.fragment());
     url.remove_fragment();
     const auto segments = url.segments();
