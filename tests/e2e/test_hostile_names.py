@@ -215,14 +215,15 @@ def test_a_limited_token_imports_only_its_own_projects_assets(fake_github, tmp_p
                                 json.dumps({"repository": "owner/repo", "tag": "v7"}).encode(),
                                 {"Content-Type": "application/json"})
     report = json.loads(answer)
-    assert status == 200 and report["added"] == 1 and report["rejected"] == 3, report
+    assert status == 200 and report["added"] == 1 and report["rejected"] == 4, report
     outcomes = {entry["filename"]: entry for entry in report["files"]}
     assert outcomes[own.name]["outcome"] == "added"
     for refused, why in ((other.name, "may not upload to project 'beta-proj'"),
                          (respelled.name, "may not upload to project 'beta-proj'"),
-                         (nameless.name, "names no project")):
+                         (nameless.name, "names no project"),
+                         ("beta_proj-7.0.tar.gz", "may not upload to project 'beta-proj'")):
         assert outcomes[refused]["outcome"] == "rejected" and why in outcomes[refused]["error"], outcomes[refused]
-    assert report["skipped"] == ["beta_proj-7.0.tar.gz"]
+    assert report["skipped"] == []
     assert catalog(data, "SELECT filename FROM files") == [(own.name,)]
     # Nothing of a refused asset was read from the host.
     read = {entry["path"].rsplit("/", 1)[-1] for entry in fake_github.log() if "/releases/download/" in entry["path"]}

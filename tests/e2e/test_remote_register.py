@@ -232,7 +232,7 @@ def test_bad_assets_are_refused_precisely_and_leave_no_row(api_server, fake_gith
     assert_no_row("remote_bad-1.2-py3-none-any.whl")
 
     status, body = register("notes.txt")
-    assert status == 400 and "does not end in a wheel's filename" in body["error"], body
+    assert status == 400 and "must end in a wheel's or an sdist's filename" in body["error"], body
 
     status, body = post(server.url + "api/v1/remote", token,
                         {"url": "https://example.com/releases/download/v1/remote_bad-1.0-py3-none-any.whl"})

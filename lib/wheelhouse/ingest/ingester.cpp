@@ -403,20 +403,33 @@ result<std::optional<ingest_result>> ingester::find_existing(std::string_view fi
 
 result<ingest_result> ingester::register_remote(const pep427::wheel_filename& wheel, const validated_wheel& validated,
                                                 const remote_file& remote) {
-    const std::string& filename = wheel.filename;
+    return register_remote_row(make_file_record(wheel, validated, remote.sha256, remote.size, remote.uploaded_by),
+                               std::string(validated.metadata.name()), validated.archive.metadata, remote);
+}
+
+result<ingest_result> ingester::register_remote(const pep625::sdist_filename& sdist, const validated_sdist& validated,
+                                                const remote_file& remote) {
+    auto file = make_file_record(sdist, validated, remote.sha256, remote.size, remote.uploaded_by);
+    std::string metadata = file.metadata_sha256.empty() ? std::string() : validated.archive.pkg_info;
+    return register_remote_row(std::move(file), std::string(validated.metadata.name()), std::move(metadata), remote);
+}
+
+result<ingest_result> ingester::register_remote_row(catalog::file_record file, std::string display_name,
+                                                    std::string metadata, const remote_file& remote) {
+    const std::string filename = file.filename;
     auto existing = find_existing(filename, remote.sha256);
     if (!existing) return existing.error();
     if (*existing) return std::move(**existing);
-    if (auto open = check_takes_files(catalog_, wheel.normalized_name); !open) return about(filename, open.error());
+    if (auto open = check_takes_files(catalog_, file.project); !open) return about(filename, open.error());
 
     auto pending = std::make_shared<pending_add>();
     auto& row = pending->row;
-    row.file = make_file_record(wheel, validated, remote.sha256, remote.size, remote.uploaded_by);
+    row.file = std::move(file);
     row.file.mode = remote.mode;
     row.file.remote_url = remote.url;
     row.file.fetch_url = remote.fetch_url;
-    row.project_display_name = std::string(validated.metadata.name());
-    pending->metadata = validated.archive.metadata;
+    row.project_display_name = std::move(display_name);
+    pending->metadata = std::move(metadata);
     pending->in_same_commit = remote.in_same_commit;
     if (auto stored = put_files(*pending); !stored) {
         pending->drop_files();

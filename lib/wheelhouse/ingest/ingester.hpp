@@ -26,6 +26,7 @@
 
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/ingest/commit_queue.hpp"
+#include "wheelhouse/ingest/sdist_validation.hpp"
 #include "wheelhouse/ingest/wheel_archive.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
@@ -78,7 +79,7 @@ struct ingest_result {
 // row is queued, else on the commit queue's thread once the commit is synced.
 using ingest_completion = std::function<void(result<ingest_result>)>;
 
-// A wheel that stays where it is (a release asset), served by redirect or proxy from `url`.
+// A wheel or sdist that stays where it is (a release asset), served by redirect or proxy from `url`.
 struct remote_file {
     std::string url;
     std::optional<std::string> fetch_url;  // where proxy and cache read it, when not from `url`
@@ -119,6 +120,10 @@ public:
     // stays behind on failure.
     result<ingest_result> register_remote(const pep427::wheel_filename& wheel, const validated_wheel& validated,
                                           const remote_file& remote);
+    // The same for a remote sdist, validated whole (validate_sdist) from a copy the caller read;
+    // its PKG-INFO goes in the store when it is served as core metadata (has_static_metadata).
+    result<ingest_result> register_remote(const pep625::sdist_filename& sdist, const validated_sdist& validated,
+                                          const remote_file& remote);
 
     // Deletes a file's row, then its blob and METADATA once no other row shares the bytes.
     result<catalog::file_record> delete_file(std::string_view filename, std::string_view actor);
@@ -140,6 +145,8 @@ public:
 
 private:
     struct pending_add;
+    result<ingest_result> register_remote_row(catalog::file_record file, std::string display_name, std::string metadata,
+                                              const remote_file& remote);
     void confirm_identical(catalog::file_record existing, const ingest_options& options, ingest_completion done);
     result<void> put_files(pending_add& pending);
     result<void> ensure_in_store(pending_add& pending);

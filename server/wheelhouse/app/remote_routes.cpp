@@ -198,7 +198,7 @@ route_answer import_release(route_context& context, route_request& request) {
     auto imported = remote::import_release(tools.github, tools.registrar, release);
     if (!imported) return request.refuse(imported.error());
     json::array files;
-    for (const auto& report : imported->wheels) files.push_back(report_json(report));
+    for (const auto& report : imported->files) files.push_back(report_json(report));
     json::array skipped;
     for (const auto& name : imported->skipped) skipped.push_back(json::string(name));
     return answer(request, http::status::ok,

@@ -151,10 +151,10 @@ int run_import(const remote_command_options& options) {
         std::fprintf(stderr, "wheelhouse import-release: %s\n", imported.error().message.c_str());
         return 1;
     }
-    for (const auto& report : imported->wheels) print(report);
-    for (const auto& name : imported->skipped) std::printf("skipped   %s: not a wheel\n", name.c_str());
+    for (const auto& report : imported->files) print(report);
+    for (const auto& name : imported->skipped) std::printf("skipped   %s: no wheel or PEP 625 sdist\n", name.c_str());
     std::uint64_t bytes = 0;
-    for (const auto& report : imported->wheels) bytes += report.bytes_transferred;
+    for (const auto& report : imported->files) bytes += report.bytes_transferred;
     std::printf("%zu added, %zu present, %zu rejected, %zu skipped; %s read\n",
                 imported->count(remote::registration_outcome::added), imported->count(remote::registration_outcome::present),
                 imported->count(remote::registration_outcome::rejected), imported->skipped.size(), size_text(bytes).c_str());
@@ -166,12 +166,13 @@ int run_import(const remote_command_options& options) {
 void add_register_command(CLI::App& app) {
     auto options = std::make_shared<remote_command_options>();
     CLI::App* command = app.add_subcommand(
-        "register", "Add wheels that stay where they are (GitHub release assets) to the index, by URL");
+        "register", "Add wheels and sdists that stay where they are (GitHub release assets) to the index, by URL");
     add_fetching_options(*command, *options);
     command->add_option("--sha256", options->sha256, "the asset's SHA-256 (hex), when known; one URL only");
-    command->add_option("urls", options->urls, "asset URLs ending in a wheel's filename")->required();
-    command->footer("Reads only the zip's end, directory, WHEEL and METADATA by Range requests; the SHA-256 comes from "
-                    "--sha256, GitHub's asset digest, or one pass over the asset.\nExit status: 0 when every URL was "
+    command->add_option("urls", options->urls, "asset URLs ending in a wheel's or an sdist's filename")->required();
+    command->footer("Of a wheel, reads only the zip's end, directory, WHEEL and METADATA by Range requests; the SHA-256 "
+                    "comes from --sha256, GitHub's asset digest, or one pass over the asset. An sdist is read once, "
+                    "whole (gzip has no end to seek to), and checked as an upload is.\nExit status: 0 when every URL was "
                     "added or already present, 1 when any was rejected, 2 when DATA cannot be opened.");
     command->callback([options] { set_exit_status(run_register(*options)); });
 }
@@ -179,11 +180,11 @@ void add_register_command(CLI::App& app) {
 void add_import_release_command(CLI::App& app) {
     auto options = std::make_shared<remote_command_options>();
     CLI::App* command = app.add_subcommand(
-        "import-release", "Register every wheel of a GitHub release (listed through the GitHub API)");
+        "import-release", "Register every wheel and sdist of a GitHub release (listed through the GitHub API)");
     add_fetching_options(*command, *options);
     command->add_option("repository", options->repository, "OWNER/REPO")->required();
     command->add_option("tag", options->tag, "the release's tag")->required();
-    command->footer("Exit status: 0 when every wheel was added or already present, 1 when any was rejected or the "
+    command->footer("Exit status: 0 when every wheel and sdist was added or already present, 1 when any was rejected or the "
                     "release cannot be listed, 2 when DATA cannot be opened.");
     command->callback([options] { set_exit_status(run_import(*options)); });
 }

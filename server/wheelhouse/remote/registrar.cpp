@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/distribution/file_name.hpp"
 #include "wheelhouse/ingest/range_cache.hpp"
 #include "wheelhouse/ingest/wheel_validation.hpp"
 #include "wheelhouse/ingest/zip_tail.hpp"
@@ -76,12 +77,7 @@ public:
     result<std::pair<std::uint64_t, std::string>> probe_tail(std::uint64_t tail_size) {
         const auto suffix = "bytes=-" + std::to_string(tail_size);
         auto response = ranged(tail_size, suffix, fetch_url_, headers_);
-        if (!response && !api_url_.empty() &&
-            (last_status_ == 401 || last_status_ == 403 || last_status_ == 404)) {
-            fetch_url_ = api_url_;
-            headers_ = api_headers_;
-            response = ranged(tail_size, suffix, fetch_url_, headers_);
-        }
+        if (!response && use_api_after_refusal()) response = ranged(tail_size, suffix, fetch_url_, headers_);
         if (!response) {
             if (response.error().kind == error_kind::too_large) {
                 ignored_range_ = true;
@@ -133,6 +129,7 @@ public:
         auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
         if (!hasher) return hasher.error();
         std::uint64_t size = 0;
+        last_status_ = 0;  // until the answer's head arrives
         fetch_request request;
         request.url = fetch_url_;
         request.headers = headers_;
@@ -148,6 +145,7 @@ public:
                 return {};
             },
             [&](const fetch_response& head) -> result<void> {
+                last_status_ = head.status;
                 if (head.status != 200) return status_error(head.status, url_);
                 const auto announced = head.header("content-length");
                 std::uint64_t length = 0;
@@ -164,6 +162,16 @@ public:
         bytes_ += response->bytes_read;
         if (response->status != 200) return status_error(response->status, url_);
         return std::pair{hasher->finish_hex(), size};
+    }
+
+    // After the asset's URL refused a request without credentials: whether there is the API
+    // URL to read it from instead, which later requests then use.
+    bool use_api_after_refusal() {
+        const bool refused = last_status_ == 401 || last_status_ == 403 || last_status_ == 404;
+        if (!refused || api_url_.empty() || fetch_url_ == api_url_) return false;
+        fetch_url_ = api_url_;
+        headers_ = api_headers_;
+        return true;
     }
 
     // Where the bytes came from when that was not the asset's own URL: the API URL to keep.
@@ -238,17 +246,18 @@ void record_traffic(const asset_reader& reader, registration_report& report) {
 
 // What is refused before any request to the host: the mode, the URL's filename and host, the
 // digest's spelling. The report takes the filename and the digest.
-result<pep427::wheel_filename> check_request(const registration_request& request, const host_policy& policy,
-                                             registration_report& report) {
+result<distribution::archive_name> check_request(const registration_request& request, const host_policy& policy,
+                                                 registration_report& report) {
     if (report.mode == catalog::download_mode::local) {
         return invalid("mode 'local' is for uploaded files; a remote asset is served by redirect, proxy or cache");
     }
     auto filename = url_filename(request.url);
     if (!filename) return filename.error();
     report.filename = *filename;
-    auto wheel = pep427::parse_wheel_filename(*filename);
-    if (!wheel) {
-        return invalid("the URL does not end in a wheel's filename: " + *filename + ": " + wheel.error().message);
+    auto name = distribution::parse_archive_name(*filename);
+    if (!name) {
+        return invalid("the URL must end in a wheel's or an sdist's filename (NAME-VERSION.tar.gz, PEP 625): " +
+                       name.error().message);
     }
     if (auto allowed = policy.check_url(request.url); !allowed) return allowed.error();
     if (request.sha256) {
@@ -258,7 +267,7 @@ result<pep427::wheel_filename> check_request(const registration_request& request
         report.sha256 = to_lower(*request.sha256);
         report.sha256_source = request.sha256_source;
     }
-    return wheel;
+    return name;
 }
 
 // Where the reader goes when the asset's URL refuses it, and GitHub's record of the asset when
@@ -288,35 +297,52 @@ result<asset_source> find_source(github_api& github, const registration_request&
     return source;
 }
 
-// For a host that ignores Range requests when no digest is given: the whole asset has to be
-// read for its sha256 anyway, so it is read once, into a spool file, and checked as an upload
-// is checked (RECORD's hashes included). Its size is unknown until then, so the upload limit
-// bounds the spool, which goes with `spool`. The report takes the digest and the size.
-result<ingest::validated_wheel> validate_whole(asset_reader& reader, const storage::blob_store& store,
-                                               const registrar_settings& settings, const pep427::wheel_filename& wheel,
-                                               registration_report& report) {
+// The whole asset, read once into a spool file as it is hashed; its size is unknown until then,
+// so the upload limit bounds the spool. The report takes the size; the sha256 is returned.
+struct spooled_asset {
+    storage::spool_file spool;
+    std::string sha256;
+};
+
+result<spooled_asset> spool_whole(asset_reader& reader, const storage::blob_store& store,
+                                  const registrar_settings& settings, registration_report& report) {
     auto spool = store.create_spool();
     if (!spool) return spool.error();
-    std::ofstream out(spool->path(), std::ios::binary | std::ios::trunc);
-    auto hashed = reader.hash_all(settings.max_file_bytes, [&](std::span<const char> chunk) -> result<void> {
-        out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-        if (!out) return make_error(error_kind::internal, "writing " + spool->path().string() + " failed");
-        return {};
-    });
-    out.close();
+    const auto copy_into_spool = [&]() {
+        std::ofstream out(spool->path(), std::ios::binary | std::ios::trunc);
+        auto hashed = reader.hash_all(settings.max_file_bytes, [&](std::span<const char> chunk) -> result<void> {
+            out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+            if (!out) return make_error(error_kind::internal, "writing " + spool->path().string() + " failed");
+            return {};
+        });
+        out.close();
+        return hashed;
+    };
+    auto hashed = copy_into_spool();
+    if (!hashed && reader.use_api_after_refusal()) hashed = copy_into_spool();
     record_traffic(reader, report);
     if (!hashed && hashed.error().kind == error_kind::too_large) {
-        return make_error(error_kind::too_large, "the whole asset has to be read for its sha256, but " +
-                                                     hashed.error().message +
+        return make_error(error_kind::too_large, "the whole asset has to be read, but " + hashed.error().message +
                                                      ": more than this index takes for a file (max-upload-size: " +
                                                      std::to_string(settings.max_file_bytes) +
                                                      " bytes, as for uploads); nothing was registered");
     }
     if (!hashed) return hashed.error();
-    report.sha256 = hashed->first;
-    report.sha256_source = digest_source::computed;
     report.size = hashed->second;
-    return ingest::validate_wheel(spool->path(), wheel, settings.limits);
+    return spooled_asset{std::move(*spool), std::move(hashed->first)};
+}
+
+// For a host that ignores Range requests when no digest is given: the whole asset has to be
+// read for its sha256 anyway, so it is read once and checked as an upload is checked (RECORD's
+// hashes included). The report takes the digest and the size.
+result<ingest::validated_wheel> validate_whole(asset_reader& reader, const storage::blob_store& store,
+                                               const registrar_settings& settings, const pep427::wheel_filename& wheel,
+                                               registration_report& report) {
+    auto spooled = spool_whole(reader, store, settings, report);
+    if (!spooled) return spooled.error();
+    report.sha256 = spooled->sha256;
+    report.sha256_source = digest_source::computed;
+    return ingest::validate_wheel(spooled->spool.path(), wheel, settings.limits);
 }
 
 // The wheel's directory and dist-info files by Range requests, those in the probed `tail`
@@ -361,6 +387,18 @@ result<void> take_github_digest(github_api& github, asset_source& source, const 
     return {};
 }
 
+// The digest of the asset's bytes held to the one known, if any; without one it is the report's.
+result<void> settle_digest(const std::string& computed, registration_report& report) {
+    if (!report.sha256.empty() && computed != report.sha256) {
+        return invalid("the asset's bytes hash to sha256 " + computed + ", but the digest from " +
+                       std::string(to_string(report.sha256_source)) + " is " + report.sha256 +
+                       ": the asset is not what its digest says; nothing was registered");
+    }
+    if (report.sha256.empty()) report.sha256_source = digest_source::computed;
+    report.sha256 = computed;
+    return {};
+}
+
 // One streamed pass over the asset, held to the size its Range answers gave and to the digest
 // when one is known; without one, the pass gives it.
 result<void> hash_and_compare(asset_reader& reader, registration_report& report) {
@@ -377,14 +415,24 @@ result<void> hash_and_compare(asset_reader& reader, registration_report& report)
                                                     " bytes, but its Range answers said " + std::to_string(report.size) +
                                                     "; it changed or the server lies");
     }
-    if (!report.sha256.empty() && hashed->first != report.sha256) {
-        return invalid("the asset's bytes hash to sha256 " + hashed->first + ", but the digest from " +
-                       std::string(to_string(report.sha256_source)) + " is " + report.sha256 +
-                       ": the asset is not what its digest says; nothing was registered");
+    return settle_digest(hashed->first, report);
+}
+
+// An sdist is a gzip stream, with no end to read first as a wheel's zip has: it is read once,
+// whole, held to the digest given or GitHub's, and checked as an upload is (each tar member as
+// Python's tarfile would extract it, PKG-INFO against the filename).
+result<ingest::validated_sdist> validate_sdist_whole(asset_reader& reader, github_api& github, asset_source& source,
+                                                     const registration_request& request,
+                                                     const registrar_settings& settings,
+                                                     const storage::blob_store& store,
+                                                     const pep625::sdist_filename& sdist, registration_report& report) {
+    auto spooled = spool_whole(reader, store, settings, report);
+    if (!spooled) return spooled.error();
+    if (report.sha256.empty() && request.ask_github) {
+        if (auto taken = take_github_digest(github, source, request.url, report); !taken) return taken.error();
     }
-    if (report.sha256.empty()) report.sha256_source = digest_source::computed;
-    report.sha256 = hashed->first;
-    return {};
+    if (auto settled = settle_digest(spooled->sha256, report); !settled) return settled.error();
+    return ingest::validate_sdist(spooled->spool.path(), sdist, settings.limits);
 }
 
 }  // namespace
@@ -412,8 +460,8 @@ registration_report registrar::register_asset(const registration_request& reques
     registration_report report;
     report.url = request.url;
     report.mode = request.mode.value_or(settings_.default_mode);
-    auto wheel = check_request(request, client_.settings().policy, report);
-    if (!wheel) return rejected(std::move(report), wheel.error());
+    auto name = check_request(request, client_.settings().policy, report);
+    if (!name) return rejected(std::move(report), name.error());
     // Already there: answered before any request to the host (unless asked to verify).
     if (!report.sha256.empty() && !request.verify) {
         auto existing = ingester_.find_existing(report.filename, report.sha256);
@@ -430,6 +478,12 @@ registration_report registrar::register_asset(const registration_request& reques
     if (!source) return rejected(std::move(report), source.error());
 
     asset_reader reader(client_, request.url, source->fetch_url, source->fetch_headers);
+    if (const auto* sdist = std::get_if<pep625::sdist_filename>(&*name)) {
+        auto validated = validate_sdist_whole(reader, github_, *source, request, settings_, ingester_.store(), *sdist, report);
+        if (!validated) return rejected(std::move(report), validated.error());
+        return finish(std::move(report), *sdist, *validated, request, reader.api_url_used());
+    }
+    const auto* wheel = &std::get<pep427::wheel_filename>(*name);
     // A little past the largest end a zip can have (libzip reads one byte more than the end
     // records), so that one request usually holds the directory and the dist-info files too.
     constexpr std::uint64_t probe_size = ingest::zip_tail_size + 4096;
@@ -453,9 +507,9 @@ registration_report registrar::register_asset(const registration_request& reques
     return finish(std::move(report), *wheel, *validated, request, reader.api_url_used());
 }
 
-registration_report registrar::finish(registration_report report, const pep427::wheel_filename& wheel,
-                                      const ingest::validated_wheel& validated, const registration_request& request,
-                                      const std::string& fetch_url) {
+template <class ArchiveName, class Validated>
+registration_report registrar::finish(registration_report report, const ArchiveName& name, const Validated& validated,
+                                      const registration_request& request, const std::string& fetch_url) {
     ingest::remote_file remote;
     remote.url = request.url;
     if (!fetch_url.empty()) remote.fetch_url = fetch_url;
@@ -464,7 +518,7 @@ registration_report registrar::finish(registration_report report, const pep427::
     remote.size = report.size;
     remote.uploaded_by = request.actor;
     remote.in_same_commit = request.in_same_commit;
-    auto registered = ingester_.register_remote(wheel, validated, remote);
+    auto registered = ingester_.register_remote(name, validated, remote);
     if (!registered) return rejected(std::move(report), registered.error());
     report.outcome = registered->outcome == ingest::ingest_outcome::created ? registration_outcome::added
                                                                              : registration_outcome::present;

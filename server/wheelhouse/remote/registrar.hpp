@@ -1,8 +1,10 @@
 #pragma once
-// Registers a wheel that stays where it is (a GitHub release asset) without downloading it:
-// Range requests for the zip's end, its central directory, WHEEL and METADATA, validated as an
-// upload is; the SHA-256 from the request, GitHub's asset digest, or one streamed pass over the
-// asset; then the same catalog row an upload makes, served by redirect or proxy.
+// Registers a wheel or sdist that stays where it is (a GitHub release asset). A wheel is not
+// downloaded: Range requests for the zip's end, its central directory, WHEEL and METADATA,
+// validated as an upload is; the SHA-256 from the request, GitHub's asset digest, or one
+// streamed pass over the asset. An sdist (gzip, which has no end to seek to) is read once,
+// whole, and validated as an upload is. Then the same catalog row an upload makes, served by
+// redirect or proxy.
 //
 // Thread safety: register_asset() may run on several threads at once (client and ingester
 // are safe so); it blocks: run it on the ingest workers or the command line.
@@ -79,11 +81,11 @@ public:
     registration_report register_asset(const registration_request& request);
 
 private:
-    // The catalog row for a validated asset whose sha256 and size `report` holds; its bytes
-    // were read from `fetch_url` (empty: from request.url).
-    registration_report finish(registration_report report, const pep427::wheel_filename& wheel,
-                               const ingest::validated_wheel& validated, const registration_request& request,
-                               const std::string& fetch_url);
+    // The catalog row for a validated wheel or sdist whose sha256 and size `report` holds; its
+    // bytes were read from `fetch_url` (empty: from request.url).
+    template <class ArchiveName, class Validated>
+    registration_report finish(registration_report report, const ArchiveName& name, const Validated& validated,
+                               const registration_request& request, const std::string& fetch_url);
 
     http_client& client_;
     ingest::ingester& ingester_;

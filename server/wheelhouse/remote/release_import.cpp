@@ -2,12 +2,23 @@
 
 #include <algorithm>
 
+#include "wheelhouse/pep625/sdist_filename.hpp"
+
 
 namespace wheelhouse::remote {
+namespace {
+
+// A wheel (a bad name is registered, to be rejected with the reason), or an sdist by its PEP 625
+// name: a release's other archives (docs, checksums) are no distribution of a project.
+bool is_distribution(std::string_view asset_name) {
+    return asset_name.ends_with(".whl") || pep625::parse_sdist_filename(asset_name).has_value();
+}
+
+}  // namespace
 
 std::size_t import_report::count(registration_outcome outcome) const {
     return static_cast<std::size_t>(
-        std::count_if(wheels.begin(), wheels.end(), [&](const registration_report& report) { return report.outcome == outcome; }));
+        std::count_if(files.begin(), files.end(), [&](const registration_report& report) { return report.outcome == outcome; }));
 }
 
 result<import_report> import_release(github_api& github, registrar& registrar, const import_request& request) {
@@ -16,7 +27,7 @@ result<import_report> import_release(github_api& github, registrar& registrar, c
     import_report report;
     report.release_id = found->id;
     for (const auto& asset : found->assets) {
-        if (!asset.name.ends_with(".whl")) {
+        if (!is_distribution(asset.name)) {
             report.skipped.push_back(asset.name);
             continue;
         }
@@ -26,7 +37,7 @@ result<import_report> import_release(github_api& github, registrar& registrar, c
                 refused.url = asset.download_url;
                 refused.filename = asset.name;
                 refused.failure = allowed.error();
-                report.wheels.push_back(std::move(refused));
+                report.files.push_back(std::move(refused));
                 continue;
             }
         }
@@ -47,7 +58,7 @@ result<import_report> import_release(github_api& github, registrar& registrar, c
         one.actor = request.actor;
         one.in_same_commit = request.in_same_commit;
         auto registered = registrar.register_asset(one);
-        report.wheels.push_back(std::move(registered));
+        report.files.push_back(std::move(registered));
     }
     return report;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Imports a whole GitHub release: lists its assets through the REST API (every page) and
-// registers each .whl with the registrar, GitHub's digest as its sha256 where there is one.
-// Other assets (source archives, checksums) are listed as skipped.
+// registers each wheel and each sdist (by its PEP 625 name) with the registrar, GitHub's digest
+// as its sha256 where there is one. Other assets (docs, checksums) are listed as skipped.
 //
 // Thread safety: as registrar; blocking.
 
@@ -30,8 +30,8 @@ struct import_request {
 
 struct import_report {
     std::int64_t release_id = 0;
-    std::vector<registration_report> wheels;
-    std::vector<std::string> skipped;  // asset names that are not wheels
+    std::vector<registration_report> files;
+    std::vector<std::string> skipped;  // asset names that are no wheel or sdist
 
     std::size_t count(registration_outcome outcome) const;
 };
