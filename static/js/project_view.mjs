@@ -61,18 +61,21 @@ function releaseSection(project, release, install) {
 }
 
 // A release's sdists, apart from the matrix: they have no Python or variant. The variant indexes
-// of a project whose builds carry a variant leave them out, so pip never compiles one there.
+// of a project whose builds carry a variant leave them out, so pip never compiles one there. A
+// release of sdists alone says so: pip builds it on every machine.
 function sdistLine(sdists, columns) {
   if (sdists.length === 0) return null;
   const variants = columns.some((column) => column.selectors.length > 0);
+  const where = columns.length === 0
+    ? 'no wheel in this release: pip builds it from this sdist on every machine'
+    : variants ? 'in /simple/ only: the variant indexes leave it out, so pip never compiles it where no build fits'
+      : 'in every index';
   return el('p', {class: 'sdists', dataset: {packagetype: 'sdist'}},
     el('span', {class: 'family'}, 'sdist'), ' ',
     sdists.map((build) => el('span', {class: build.yanked === false ? 'build' : 'build yanked'},
       el('a', {href: `#/file/${enc(build.filename)}`}, build.filename),
       build.yanked === false ? null : el('span', {class: 'badge'}, 'yanked'), ' ')),
-    el('span', {class: 'selector muted'},
-      variants ? 'in /simple/ only: the variant indexes leave it out, so pip never compiles it where no build fits'
-        : 'in every index'));
+    el('span', {class: 'selector muted'}, where));
 }
 
 // A column's family and, beneath it, the variant index that serves it: one look answers "which

@@ -9,13 +9,16 @@ import {add, clear, el, formatBytes, timeElement} from './dom.mjs';
 const SORTS = [['name', 'Name'], ['recent', 'Last upload'], ['files', 'Files'], ['size', 'Size']];
 const PER_PAGE = 50;
 // Each filter: its query parameter, its label, and what "any" says.
-const FILTERS = [['cuda', 'CUDA'], ['torch', 'torch'], ['sm', 'GPU (SM)'], ['rocm', 'ROCm'], ['python', 'Python']];
+const FILTERS = [['cuda', 'CUDA'], ['torch', 'torch'], ['sm', 'GPU (SM)'], ['rocm', 'ROCm'], ['python', 'Python'],
+  ['kind', 'Files']];
 
-// "with a cu130 · torch2.10 build for cp312" from the filters the server read back.
+// "with a cu130 · torch2.10 build for cp312", "without an sdist" from the filters the server
+// read back.
 function filterPhrase(filters) {
   const words = ['cuda', 'rocm', 'torch', 'sm'].map((axis) => filters[axis]).filter(Boolean);
-  if (words.length === 0 && !filters.python) return '';
-  const build = words.length ? `a ${words.join(' · ')} build` : 'a build';
+  if (words.length === 0 && !filters.python && !filters.kind) return '';
+  const noun = filters.kind ?? 'build';
+  const build = words.length ? `a ${words.join(' · ')} ${noun}` : `${noun === 'sdist' ? 'an' : 'a'} ${noun}`;
   const python = filters.python ? ` for ${filters.python}` : '';
   return ` ${filters.lacks ? 'without' : 'with'} ${build}${python}`;
 }

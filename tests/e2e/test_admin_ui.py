@@ -77,6 +77,8 @@ def catalog(tmp_path_factory, wheelhouse_bin):
     (farm / "flash_attn-2.8.3.tar.gz").write_bytes(sdist_bytes("flash_attn", "2.8.3", pkg_info=(
         "Metadata-Version: 2.1\nName: flash-attn\nVersion: 2.8.3\nSummary: Flash attention kernels\n"
         "Requires-Python: >=3.9\n\n")))
+    (farm / "solo_sdist-0.5.tar.gz").write_bytes(sdist_bytes("solo_sdist", "0.5", pkg_info=(
+        "Metadata-Version: 2.1\nName: solo-sdist\nVersion: 0.5\nSummary: Only an sdist\n\n")))
     build_wheel(farm, "demo-kernels", "1.0", summary="Demo kernels")
     build_wheel(farm, "demo-kernels", "1.1", summary="Demo kernels")
     build_wheel(farm, "stale-demo", "0.1", summary="Deleted behind the page's back")
@@ -126,7 +128,10 @@ def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, c
         "with_cu130": ["flash-attn"],
         "with_cu130_torch28": [],
         "with_cu130_sm120": ["flash-attn"],
-        "without_cu130": ["demo-kernels", "hostile-meta", "stale-demo"],
+        "without_cu130": ["demo-kernels", "hostile-meta", "solo-sdist", "stale-demo"],
+        "with_sdist": ["flash-attn", "solo-sdist"],
+        "without_sdist": ["demo-kernels", "hostile-meta", "stale-demo"],
+        "without_wheel": ["solo-sdist"],
     }, root)
 
     assert seen["search_rows"] == ["flash-attn"]
@@ -166,14 +171,23 @@ def test_browse_search_matrix_install_line_and_hostile_metadata(browser_tools, c
 
     # The filters: every word the builds name, server-side lists, kept in the address.
     assert seen["filter_words"] == {"cuda": ["cu128", "cu130"], "torch": ["torch2.8", "torch2.10"],
-                                    "sm": ["sm89", "sm120"], "rocm": [], "python": ["cp312", "cp314t"]}
+                                    "sm": ["sm89", "sm120"], "rocm": [], "python": ["cp312", "cp314t"],
+                                    "kind": ["sdist", "wheel"]}
     assert seen["with_cu130"] == ["flash-attn"]
     assert seen["with_cu130_torch28"] == []
     assert seen["with_cu130_sm120"] == ["flash-attn"]
-    assert seen["without_cu130"] == ["demo-kernels", "hostile-meta", "stale-demo"]
-    assert seen["without_count"] == "3 projects without a cu130 build"
+    assert seen["without_cu130"] == ["demo-kernels", "hostile-meta", "solo-sdist", "stale-demo"]
+    assert seen["without_count"] == "4 projects without a cu130 build"
     assert "cuda=cu130" in seen["filter_address"] and "lacks=1" in seen["filter_address"]
     assert seen["reloaded"] == seen["without_cu130"]
+    # The kind of file filters too (issue 28 item 2), and a release of sdists alone says so.
+    assert seen["with_sdist"] == ["flash-attn", "solo-sdist"]
+    assert seen["without_sdist"] == ["demo-kernels", "hostile-meta", "stale-demo"]
+    assert seen["without_wheel"] == ["solo-sdist"]
+    assert seen["without_wheel_count"] == "1 project without a wheel"
+    assert seen["sdist_only_line"] == ("sdist solo_sdist-0.5.tar.gz no wheel in this release: pip builds it from this "
+                                       "sdist on every machine")
+    assert seen["sdist_only_tables"] == 0
     assert seen["summary"] == "Flash attention kernels"
     assert seen["requires_python"] == ">=3.9"
     assert seen["file_name"] == FLASH["cu130_sm89"]

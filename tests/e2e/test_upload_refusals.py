@@ -408,7 +408,7 @@ def test_two_content_parts_in_one_form_are_refused(server, tmp_path):
     status, body = curl("-u", f"__token__:{tokens['upload']}", "-F", f"content=@{first}", "-F", f"content=@{second}",
                         running.url + "legacy/")
     assert status == 400, body
-    assert "two 'content' parts: upload one wheel per request" in body, body
+    assert "two 'content' parts: upload one file (wheel or sdist) per request" in body, body
     # The same with the same wheel twice: still one wheel per request.
     status, body = curl("-u", f"__token__:{tokens['upload']}", "-F", f"content=@{first}", "-F", f"content=@{first}",
                         running.url + "legacy/")

@@ -111,7 +111,7 @@ TEST_CASE("admin api: the project list filters by the builds a project has, or l
     CHECK(names("/api/v1/projects?python=cp313&lacks=true") == list{"flash-attn"});
     const auto filtered = parse_json(server.get("/api/v1/projects?cuda=cuda13.0&torch=torch2.10.0&lacks=1"));
     CHECK(filtered.at("filters") == boost::json::object{{"cuda", "cu130"}, {"torch", "torch2.10"}, {"sm", nullptr},
-                                                        {"rocm", nullptr}, {"python", nullptr}, {"lacks", true}});
+                                                        {"rocm", nullptr}, {"python", nullptr}, {"kind", nullptr}, {"lacks", true}});
     CHECK(filtered.at("total") == 1);
 
     const auto wrong_axis = server.get("/api/v1/projects?cuda=torch2.10");
@@ -120,7 +120,7 @@ TEST_CASE("admin api: the project list filters by the builds a project has, or l
     CHECK(error_of(server.get("/api/v1/projects?lacks=maybe")) ==
           "lacks is 'maybe'; give lacks=1 for the projects without such a build");
     CHECK(error_of(server.get("/api/v1/projects?lacks=1")) ==
-          "lacks needs something to lack: give cuda, torch, sm, rocm or python beside it");
+          "lacks needs something to lack: give cuda, torch, sm, rocm, python or kind beside it");
 
     // The words the filters offer, as the builds name them.
     const auto words = parse_json(server.get("/api/v1/variants"));

@@ -65,7 +65,7 @@ TEST_CASE("remote routes: credentials, bodies and URLs are checked before any fe
 
     const auto not_wheel = post("/api/v1/remote", upload, R"({"url": "https://github.com/o/r/releases/download/v1/notes.txt"})");
     CHECK(not_wheel.result_int() == 400);
-    CHECK_THAT(error_of(not_wheel), Catch::StartsWith("the URL does not end in a wheel's filename: notes.txt"));
+    CHECK_THAT(error_of(not_wheel), Catch::StartsWith("the URL must end in a wheel's or an sdist's filename (PEP 427, PEP 625): "));
     const auto bad_digest = post("/api/v1/remote", upload, "{\"url\": \"" + std::string(release_url) + "\", \"sha256\": \"xyz\"}");
     CHECK(bad_digest.result_int() == 400);
     CHECK(error_of(bad_digest) == "sha256 \"xyz\" is not 64 hexadecimal digits");

@@ -263,6 +263,8 @@ TEST_CASE("project search: filter words parse as the variant indexes spell them,
     CHECK(parsed({.python = "3.14t"}).python == std::optional<std::string>("cp314t"));
     CHECK(parsed({.python = "cp312", .lacks = true}).lacks);
     CHECK_FALSE(parsed({}).active());
+    CHECK(parsed({.kind = "sdist", .lacks = true}).kind == catalog::package_type::sdist);
+    CHECK(parsed({.cuda = "cu130", .kind = "wheel"}).kind == catalog::package_type::wheel);
     struct refusal {
         build_filter_text text;
         const char* phrase;
@@ -275,6 +277,9 @@ TEST_CASE("project search: filter words parse as the variant indexes spell them,
         {{.python = "3"}, "python '3' is not an interpreter"},
         {{.python = "cpython"}, "python 'cpython'"},
         {{.lacks = true}, "lacks needs something to lack"},
+        {{.kind = "egg"}, "kind 'egg' is no kind of file; give wheel or sdist"},
+        {{.cuda = "cu130", .kind = "sdist"}, "kind=sdist stands alone"},
+        {{.python = "cp312", .kind = "sdist"}, "kind=sdist stands alone"},
     };
     for (const auto& [text, phrase] : refusals) {
         CAPTURE(phrase);
@@ -297,6 +302,9 @@ TEST_CASE("project search: projects with, and without, a build for a GPU stack a
              "vllm_rocm-0.9.0+rocm6.4torch2.8-cp312-cp312-linux_x86_64.whl",
              "einops-0.8.1-py3-none-any.whl",
              "xformers-0.0.30-cp314-cp314t-linux_x86_64.whl",
+             "einops-0.8.1.tar.gz",
+             "flash_attn-2.8.3.tar.gz",
+             "sdistonly-1.0.tar.gz",  // a project with no wheel at all
          }) {
         add(*db, filename, 1, 1'000);
     }
@@ -316,7 +324,7 @@ TEST_CASE("project search: projects with, and without, a build for a GPU stack a
     // a cu12 build is one for CUDA 12.8; a torch-only build is one for no CUDA
     CHECK(listed({.cuda = "cu128"}) == list{"flash-attn", "sageattention"});
     CHECK(listed({.cuda = "cu130", .lacks = true}) ==
-          list{"einops", "nunchaku", "sageattention", "vllm-rocm", "xformers"});
+          list{"einops", "nunchaku", "sageattention", "sdistonly", "vllm-rocm", "xformers"});
     CHECK(listed({.sm = "sm120"}) == list{"flash-attn"});
     CHECK(listed({.sm = "sm90"}) == list{"flash-attn-3"});  // its sm90a build runs there
     // the lower bound counts for every later torch
@@ -333,7 +341,13 @@ TEST_CASE("project search: projects with, and without, a build for a GPU stack a
     CHECK(listed({.cuda = "cu130", .python = "cp311"}) == list{"flash-attn-3"});  // abi3 from 3.9
     CHECK(listed({.cuda = "cu130", .python = "cp38"}).empty());
     CHECK(listed({.python = "cp314t", .lacks = true}) ==
-          list{"flash-attn", "flash-attn-3", "nunchaku", "sageattention", "vllm-rocm"});
+          list{"flash-attn", "flash-attn-3", "nunchaku", "sageattention", "sdistonly", "vllm-rocm"});
+    // an sdist counts for no machine or interpreter, and for its kind
+    CHECK(listed({.kind = "sdist"}) == list{"einops", "flash-attn", "sdistonly"});
+    CHECK(listed({.kind = "sdist", .lacks = true}) ==
+          list{"flash-attn-3", "nunchaku", "sageattention", "vllm-rocm", "xformers"});
+    CHECK(listed({.kind = "wheel", .lacks = true}) == list{"sdistonly"});
+    CHECK(listed({.cuda = "cu128", .kind = "wheel"}) == list{"flash-attn", "sageattention"});
     // a project-limited token's list: the filter never shows what the token cannot see
     CHECK(listed({.cuda = "cu130"}, project_filter{{"flash-attn-*"}}) == list{"flash-attn-3"});
     CHECK(listed({.cuda = "cu130", .lacks = true}, project_filter{{"flash-attn*"}}).empty());
@@ -344,8 +358,8 @@ TEST_CASE("project search: projects with, and without, a build for a GPU stack a
     query.page = 2;
     auto page = search_projects(*db, query);
     REQUIRE(page);
-    CHECK(page->total == 5);
-    CHECK(names(*page) == list{"sageattention", "vllm-rocm"});
+    CHECK(page->total == 6);
+    CHECK(names(*page) == list{"sageattention", "sdistonly"});
 }
 
 TEST_CASE("project search: the filter words the visible builds name", "[project_search]") {
@@ -357,6 +371,7 @@ TEST_CASE("project search: the filter words the visible builds name", "[project_
              "flash_attn_3-3.0.0+cu130sm90atorch2.10-cp39-abi3-linux_x86_64.whl",
              "vllm_rocm-0.9.0+rocm6.4torch2.8-cp312-cp312-linux_x86_64.whl",
              "xformers-0.0.30+cu128sm80.sm100f-cp314-cp314t-linux_x86_64.whl",
+             "vllm_rocm-0.9.0.tar.gz",
          }) {
         add(*db, filename, 1, 1'000);
     }
@@ -372,6 +387,10 @@ TEST_CASE("project search: the filter words the visible builds name", "[project_
     REQUIRE(limited);
     CHECK(limited->cuda.empty());
     CHECK(limited->rocm == set{"rocm6.4"});
+    CHECK(words->kind == set{"sdist", "wheel"});
+    auto without_sdists = words_of_builds(*db, project_filter{{"flash-*"}});
+    REQUIRE(without_sdists);
+    CHECK(without_sdists->kind == set{"wheel"});
 }
 
 TEST_CASE("download counter: days are UTC calendar days", "[download_counter]") {

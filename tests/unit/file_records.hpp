@@ -9,11 +9,25 @@
 
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
+#include "wheelhouse/pep625/sdist_filename.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
 namespace wheelhouse::testing {
 
 inline catalog::file_record file_record_for(const std::string& filename) {
+    if (filename.ends_with(".tar.gz")) {  // an sdist: no tags, no variant
+        const auto sdist = pep625::parse_sdist_filename(filename);
+        REQUIRE(sdist);
+        catalog::file_record file;
+        file.type = catalog::package_type::sdist;
+        file.project = sdist->normalized_name;
+        file.filename = filename;
+        file.version = sdist->version_text;
+        file.normalized_version = sdist->version.to_string();
+        file.local_label = sdist->version.local_string();
+        file.sha256 = std::string(64, 'a');
+        return file;
+    }
     const auto wheel = pep427::parse_wheel_filename(filename);
     REQUIRE(wheel);
     catalog::file_record file;

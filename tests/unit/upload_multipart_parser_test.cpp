@@ -639,10 +639,10 @@ TEST_CASE("multipart: form_collector rejects forms that do not carry exactly one
     };
     const std::vector<row> table = {
         {part("name=\"name\"", "x") + close, error_kind::invalid,
-         "no 'content' part: send the wheel as -F content=@file.whl"},
+         "no 'content' part: send the wheel or sdist as -F content=@FILE"},
         {close, error_kind::invalid, "no 'content' part"},
         {part("name=\"content\"; filename=\"a.whl\"", "1") + part("name=\"content\"; filename=\"b.whl\"", "2") + close,
-         error_kind::invalid, "two 'content' parts: upload one wheel per request"},
+         error_kind::invalid, "two 'content' parts: upload one file (wheel or sdist) per request"},
         {part("name=\"content\"", "PK") + close, error_kind::invalid, "the 'content' part has no filename"},
         {part("name=\"content\"; filename=\"\"", "PK") + close, error_kind::invalid,
          "the 'content' part has no filename"},
@@ -650,7 +650,7 @@ TEST_CASE("multipart: form_collector rejects forms that do not carry exactly one
          error_kind::too_large, "the form fields besides 'content' exceed 1000 bytes (at field 'big')"},
         {part("name=\"" + std::string(1200, 'n') + "\"", "") + close, error_kind::too_large, "exceed 1000 bytes"},
         {part("name=\"content\"; filename=\"a.whl\"", std::string(5000, 'w')) + close, error_kind::too_large,
-         "the wheel is larger than the upload limit of 4096 bytes"},
+         "the file is larger than the upload limit of 4096 bytes"},
     };
     for (const auto& [body, kind, message] : table) {
         CAPTURE(body.substr(0, 200));

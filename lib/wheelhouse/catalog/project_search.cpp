@@ -46,7 +46,8 @@ std::string builds_condition(const build_filter& builds, int parameter) {
 // The columns of a file that a build filter reads, for every file of the visible projects,
 // after its project's id.
 constexpr auto build_columns = sqlite::pick(file_columns, {"cuda", "sm", "torch", "torch_and_higher", "cxx11abi",
-                                                           "rocm", "cpu", "xpu", "python_tag", "abi_tag"});
+                                                           "rocm", "cpu", "xpu", "python_tag", "abi_tag",
+                                                           "packagetype"});
 constexpr int first_build_column = 1;
 constexpr int build_columns_end = first_build_column + static_cast<int>(build_columns.size());
 const std::string select_builds = "SELECT f.project_id, " + sqlite::column_list(build_columns, "f.") +
@@ -56,12 +57,13 @@ struct build_shape {
     variants::build_variant variant;
     std::string python_tags;
     std::string abi_tags;
+    package_type kind = package_type::wheel;
 };
 
 build_shape shape_of(const sqlite::statement& row) {
     file_record file;
     sqlite::read_columns(row, first_build_column, build_columns, file);
-    return {std::move(file.variant), std::move(file.python_tag), std::move(file.abi_tag)};
+    return {std::move(file.variant), std::move(file.python_tag), std::move(file.abi_tag), file.type};
 }
 
 // The row's shape columns as one key: builds repeat a few shapes many times over.
@@ -89,6 +91,7 @@ result<void> for_each_build(sqlite::connection& db, const project_filter& visibl
 }
 
 bool made_for(const build_shape& shape, const build_filter& builds) {
+    if (builds.kind && shape.kind != *builds.kind) return false;
     if (variants::speaks_to_machine(builds.wanted.constraints) && !variants::made_for(shape.variant, builds.wanted))
         return false;
     return !builds.python || installs_on_python(shape.python_tags, shape.abi_tags, *builds.python);
@@ -200,8 +203,15 @@ result<build_filter> parse_build_filter(const build_filter_text& text) {
             return invalid("python '" + std::string(text.python) + "' is not an interpreter; give one such as cp312, cp314t or 3.12");
         out.python = std::move(python);
     }
+    if (!text.kind.empty()) {
+        if (text.kind == "sdist") out.kind = package_type::sdist;
+        else if (text.kind == "wheel" || text.kind == "bdist_wheel") out.kind = package_type::wheel;
+        else return invalid("kind '" + std::string(text.kind) + "' is no kind of file; give wheel or sdist");
+        if (out.kind == package_type::sdist && (variants::speaks_to_machine(out.wanted.constraints) || out.python))
+            return invalid("kind=sdist stands alone: an sdist is built for no CUDA, torch, GPU, ROCm or Python");
+    }
     if (out.lacks && !out.active())
-        return invalid("lacks needs something to lack: give cuda, torch, sm, rocm or python beside it");
+        return invalid("lacks needs something to lack: give cuda, torch, sm, rocm, python or kind beside it");
     return out;
 }
 
@@ -239,6 +249,7 @@ result<build_words> words_of_builds(const catalog& catalog, const project_filter
         return for_each_build(db, visible, [&](const sqlite::statement& row) {
             if (!seen.insert(shape_key(row)).second) return;
             const auto shape = shape_of(row);
+            words.kind.insert(shape.kind == package_type::sdist ? "sdist" : "wheel");
             const auto& variant = shape.variant;
             if (variant.cuda) words.cuda.insert(variants::cuda_word(*variant.cuda));
             if (variant.rocm) words.rocm.insert("rocm" + *variant.rocm);

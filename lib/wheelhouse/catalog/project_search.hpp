@@ -36,24 +36,28 @@ std::string normalize_search(std::string_view typed);
 // sm120 / torch 2.10 build, and which lack one?" A build counts when it is made for every axis
 // named (variants::made_for: a cu13 build counts for cu130, an sm90a build for sm90, a
 // torch2.9.0andhigher build for torch2.10) and, with an interpreter, installs on it
-// (installs_on_python).
+// (installs_on_python). A kind alone asks "which projects ship an sdist, which have no wheel?".
 struct build_filter {
     variants::selector wanted;          // the axes named: CUDA, ROCm, torch, SM
     std::optional<std::string> python;  // "cp312", "cp314t"
+    std::optional<package_type> kind;   // only files of this kind count
     bool lacks = false;                 // list the projects without such a build instead
 
-    bool active() const noexcept { return variants::speaks_to_machine(wanted.constraints) || python.has_value(); }
+    bool active() const noexcept {
+        return variants::speaks_to_machine(wanted.constraints) || python.has_value() || kind.has_value();
+    }
 };
 
 // The project list's filter parameters as given, each one selector word or an interpreter.
 struct build_filter_text {
-    std::string_view cuda, torch, sm, rocm, python;
+    std::string_view cuda, torch, sm, rocm, python, kind;
     bool lacks = false;
 };
 
 // Each word may be spelled as the variant indexes take it ("cu130", "cuda13.0", "torch2.10",
 // "sm120", "sm_120", "rocm6.4") or as a bare version ("13.0", "2.10", "12.0", "6.4"); python as
 // "cp312", "cp314t", "3.12" or "3.14t". A torch is its family ("2.10.0" asks for torch2.10).
+// kind is "wheel" or "sdist"; an sdist has no machine or interpreter, so kind=sdist stands alone.
 // invalid names the parameter and what it takes; lacks without anything named is invalid too.
 result<build_filter> parse_build_filter(const build_filter_text& text);
 
@@ -97,6 +101,7 @@ result<project_page> search_projects(const catalog& catalog, const project_query
 // ROCm ("rocm6.4") and interpreters ("cp312", "cp314t"), each once. Thread safety: any thread.
 struct build_words {
     std::set<std::string> cuda, torch, sm, rocm, python;
+    std::set<std::string> kind;  // "sdist", "wheel": the kinds of file there are
 };
 result<build_words> words_of_builds(const catalog& catalog, const project_filter& visible);
 

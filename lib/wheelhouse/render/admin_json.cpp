@@ -49,6 +49,8 @@ json::object filters_json(const catalog::build_filter& builds) {
                         {"sm", word(&build_variant::sm, wanted.sm)},
                         {"rocm", word(&build_variant::rocm, wanted.rocm)},
                         {"python", builds.python ? json::value(*builds.python) : json::value(nullptr)},
+                        {"kind", builds.kind ? json::value(builds.kind == catalog::package_type::sdist ? "sdist" : "wheel")
+                                             : json::value(nullptr)},
                         {"lacks", builds.lacks}};
 }
 
@@ -90,7 +92,8 @@ std::string build_words_json(const catalog::build_words& words) {
                      {"torch", sorted(words.torch)},
                      {"sm", sorted(words.sm)},
                      {"rocm", sorted(words.rocm)},
-                     {"python", sorted(words.python)}};
+                     {"python", sorted(words.python)},
+                     {"kind", sorted(words.kind)}};
     return json::serialize(out);
 }
 

@@ -138,7 +138,7 @@ result<std::string> boundary_from_content_type(std::string_view content_type) {
     if (!equals_ignoring_case(media_type, "multipart/form-data")) {
         return invalid("Content-Type is '" + printable(media_type) +
                        "', not multipart/form-data: send the upload as a form (twine upload, or curl -F "
-                       "content=@file.whl), or PUT the raw wheel to /api/v1/files/");
+                       "content=@file.whl), or PUT the raw file to /api/v1/files/");
     }
     auto parameters = parse_parameters(content_type.substr(std::min(content_type.size(), content_type.find(';'))),
                                        "Content-Type");
@@ -439,9 +439,9 @@ form_collector::form_collector(content_writer write_content, form_limits limits)
 result<void> form_collector::begin_part(const part_header& header) {
     assert(current_ == destination::none);
     if (header.name == "content") {
-        if (content_seen_) return invalid("two 'content' parts: upload one wheel per request");
+        if (content_seen_) return invalid("two 'content' parts: upload one file (wheel or sdist) per request");
         if (!header.filename || header.filename->empty()) {
-            return invalid("the 'content' part has no filename: send the wheel as -F content=@file.whl");
+            return invalid("the 'content' part has no filename: send the wheel or sdist as -F content=@FILE");
         }
         content_seen_ = true;
         content_filename_ = *header.filename;
@@ -469,7 +469,7 @@ result<void> form_collector::part_data(std::span<const char> bytes) {
     switch (current_) {
         case destination::content:
             if (bytes.size() > limits_.max_content_bytes - content_size_) {
-                return make_error(error_kind::too_large, "the wheel is larger than the upload limit of " +
+                return make_error(error_kind::too_large, "the file is larger than the upload limit of " +
                                                              std::to_string(limits_.max_content_bytes) + " bytes");
             }
             content_size_ += bytes.size();
@@ -499,7 +499,7 @@ result<void> form_collector::end_part() {
 }
 
 result<void> form_collector::end_body() {
-    if (!content_seen_) return invalid("no 'content' part: send the wheel as -F content=@file.whl");
+    if (!content_seen_) return invalid("no 'content' part: send the wheel or sdist as -F content=@FILE");
     return {};
 }
 

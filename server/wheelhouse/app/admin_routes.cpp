@@ -90,7 +90,7 @@ render::link_options links_of(const route_context& context) {
     return links;
 }
 
-// cuda=, torch=, sm=, rocm=, python= and lacks= of the project list.
+// cuda=, torch=, sm=, rocm=, python=, kind= and lacks= of the project list.
 result<catalog::build_filter> build_filter_of(const http_target::request_target& target) {
     catalog::build_filter_text text;
     text.cuda = target.query_value("cuda").value_or("");
@@ -98,6 +98,7 @@ result<catalog::build_filter> build_filter_of(const http_target::request_target&
     text.sm = target.query_value("sm").value_or("");
     text.rocm = target.query_value("rocm").value_or("");
     text.python = target.query_value("python").value_or("");
+    text.kind = target.query_value("kind").value_or("");
     const auto lacks = target.query_value("lacks").value_or("");
     if (lacks == "1" || lacks == "true") text.lacks = true;
     else if (!lacks.empty() && lacks != "0" && lacks != "false")

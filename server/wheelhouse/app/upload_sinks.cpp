@@ -50,7 +50,7 @@ form_upload_sink::form_upload_sink(spool_target target, std::string_view boundar
 result<void> form_upload_sink::finish() {
     if (auto finished = parser_.finish(); !finished) return finished;
     if (!form_.has_content()) {
-        return invalid("no 'content' part in the form: send the wheel as -F content=@file.whl");
+        return invalid("no 'content' part in the form: send the wheel or sdist as -F content=@FILE");
     }
     return {};
 }

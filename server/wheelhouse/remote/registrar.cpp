@@ -256,7 +256,7 @@ result<distribution::archive_name> check_request(const registration_request& req
     report.filename = *filename;
     auto name = distribution::parse_archive_name(*filename);
     if (!name) {
-        return invalid("the URL must end in a wheel's or an sdist's filename (NAME-VERSION.tar.gz, PEP 625): " +
+        return invalid("the URL must end in a wheel's or an sdist's filename (PEP 427, PEP 625): " +
                        name.error().message);
     }
     if (auto allowed = policy.check_url(request.url); !allowed) return allowed.error();

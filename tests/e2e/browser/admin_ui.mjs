@@ -191,6 +191,17 @@ const scenarios = {
     await page.reload();
     await page.waitForSelector('table.projects tbody tr');
     seen.reloaded = await projectRows(page);
+    // The kind of file: which projects ship an sdist, which have none, which have no wheel.
+    await page.goto(`${base}/#/`);
+    await page.waitForSelector('#filter-kind option[value="sdist"]', {state: 'attached'});
+    seen.with_sdist = await filterTo(page, '#filter-kind', 'sdist', config.with_sdist);
+    seen.without_sdist = await filterTo(page, '#filter-lacks', '1', config.without_sdist);
+    seen.without_wheel = await filterTo(page, '#filter-kind', 'wheel', config.without_wheel);
+    seen.without_wheel_count = await page.textContent('#project-count');
+    await page.goto(`${base}/#/project/${config.without_wheel[0]}`);
+    await page.waitForSelector('section.release p.sdists');
+    seen.sdist_only_line = await page.textContent('section.release p.sdists');
+    seen.sdist_only_tables = await page.$$eval('table.matrix', (tables) => tables.length);
     await page.goto(`${base}/#/project/${config.matrix_project}`);
     await page.waitForSelector(`table.matrix[data-version="${config.matrix_version}"]`);
     await page.locator(`table.matrix[data-version="${config.matrix_version}"]`).screenshot(
