@@ -692,20 +692,29 @@ void http_session::flush_tls() {
             }
             if (tls_staged_.empty()) return finish_tls_write({});
         }
+        if (!write_tls_stage([this](error_code ec) { ec ? finish_tls_write(ec) : flush_tls(); })) return;
+    }
+}
+
+bool http_session::write_tls_stage(const std::function<void(error_code)>& resume) {
+    while (tls_staged_sent_ < tls_staged_.size()) {
         const auto step = tls_->write(tls_staged_.data() + tls_staged_sent_, tls_staged_.size() - tls_staged_sent_);
         switch (step.what) {
             case tls_channel::outcome::done: tls_staged_sent_ += step.bytes; continue;
             case tls_channel::outcome::want_read:
             case tls_channel::outcome::want_write:
-                return wait_for_socket(
+                wait_for_socket(
                     step.what == tls_channel::outcome::want_read ? tcp::socket::wait_read : tcp::socket::wait_write,
-                    [this](error_code ec) { ec ? finish_tls_write(ec) : flush_tls(); });
-            case tls_channel::outcome::closed: return finish_tls_write(net::error::connection_reset);
+                    resume);
+                return false;
+            case tls_channel::outcome::closed:
             case tls_channel::outcome::failed:
-                spdlog::debug("{}: TLS write failed: {}", peer_, tls_->reason());
-                return finish_tls_write(net::error::connection_reset);
+                spdlog::debug("{} {} {}: TLS write failed: {}", peer_, log_method_, log_target_, tls_->reason());
+                resume(net::error::connection_reset);
+                return false;
         }
     }
+    return true;
 }
 
 void http_session::finish_tls_write(error_code ec) {
@@ -815,23 +824,12 @@ void http_session::send_file_through_tls() {
             span.length -= bytes;
             turn_left -= std::min(turn_left, bytes);
         }
-        const auto step = tls_->write(tls_staged_.data() + tls_staged_sent_, tls_staged_.size() - tls_staged_sent_);
-        switch (step.what) {
-            case tls_channel::outcome::done: tls_staged_sent_ += step.bytes; continue;
-            case tls_channel::outcome::want_read:
-            case tls_channel::outcome::want_write:
-                return wait_for_socket(
-                    step.what == tls_channel::outcome::want_read ? tcp::socket::wait_read : tcp::socket::wait_write,
-                    [this](error_code ec) {
-                        if (!ec) return send_file_through_tls();
-                        fail(ec, "write");
-                        abort_response();
-                    });
-            case tls_channel::outcome::closed:
-            case tls_channel::outcome::failed:
-                spdlog::debug("{} {} {}: TLS write failed: {}", peer_, log_method_, log_target_, tls_->reason());
-                return abort_response();
-        }
+        const bool written = write_tls_stage([this](error_code ec) {
+            if (!ec) return send_file_through_tls();
+            fail(ec, "write");
+            abort_response();
+        });
+        if (!written) return;
     }
 }
 

@@ -91,6 +91,10 @@ private:
     void write_all(const Buffers& buffers, Then then);
     void flush_tls();
     void finish_tls_write(error_code ec);
+    // Writes tls_staged_ from tls_staged_sent_ on through TLS: true once all of it is written;
+    // false when it waits for the socket (`resume` then runs) or the write failed (`resume` has
+    // run with the error). The one TLS write step of write_all and file downloads.
+    bool write_tls_stage(const std::function<void(error_code)>& resume);
     // Waits until the socket is ready for `kind`, at most the write deadline.
     void wait_for_socket(tcp::socket::wait_type kind, std::function<void(error_code)> next);
     void on_write_some(error_code ec, std::size_t bytes);
