@@ -1,11 +1,14 @@
 """Proxied download throughput: a 1 GiB release asset on the fake GitHub's storage host
-(tests/e2e/fake_github.py, HTTPS on loopback), fetched directly with curl and through
-`wheelhouse serve` in proxy mode (this build, and --baseline when given), in turns within each
-run; and each server's resident memory and CPU time meanwhile.
+(tests/e2e/fake_github.py, HTTPS on loopback), fetched directly with curl, through `wheelhouse
+serve` in proxy mode (this build, and --baseline when given), and through nginx doing the same
+job (the peer: `proxy_pass` to the same storage URL over TLS with the same CA, no cache, no temp
+file), in turns within each run; and each server's resident memory and CPU time meanwhile.
+nginx is given the storage URL GitHub's download redirects to (it does not follow redirects), so
+it makes one request fewer, and it checks no SHA-256: both favour the peer.
 
     /usr/bin/python3 bench/remote_downloads.py [--size-mib 1024] [--runs 3] [--baseline BIN] [--work DIR]
 
-Needs the release build (build/release/server/wheelhouse, or WHEELHOUSE_BIN) and curl.
+Needs the release build (build/release/server/wheelhouse, or WHEELHOUSE_BIN), curl and nginx.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import hashlib
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -30,6 +34,73 @@ from fake_github import FakeGitHub  # noqa: E402
 from server_process import ServerProcess, wheelhouse_binary  # noqa: E402
 
 MiB = 1 << 20
+
+NGINX_CONF = """worker_processes 1;
+daemon off;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    proxy_temp_path {prefix}/proxy_temp;
+    client_body_temp_path {prefix}/client_temp;
+    server {{
+        listen 127.0.0.1:{port};
+        location = /asset {{
+            proxy_pass {upstream};
+            proxy_http_version 1.1;
+            proxy_ssl_trusted_certificate {ca};
+            proxy_ssl_verify on;
+            proxy_ssl_server_name on;
+            proxy_max_temp_file_size 0;
+        }}
+    }}
+}}
+"""
+
+
+class NginxPeer:
+    """nginx proxying the asset's storage URL: pid and url, as a ServerProcess has them."""
+
+    def __init__(self, work: pathlib.Path, storage_url: str, ca: pathlib.Path):
+        prefix = work / "nginx"
+        shutil.rmtree(prefix, ignore_errors=True)
+        prefix.mkdir(parents=True)
+        port = free_port()
+        (prefix / "nginx.conf").write_text(NGINX_CONF.format(prefix=prefix, port=port, upstream=storage_url, ca=ca))
+        self.process = subprocess.Popen(["nginx", "-c", str(prefix / "nginx.conf"), "-p", str(prefix)])
+        self.asset_url = f"http://127.0.0.1:{port}/asset"
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"nginx did not listen; see {prefix / 'error.log'}")
+
+    @property
+    def worker_pid(self) -> int:
+        """The one worker, which does the proxying (the master only watches it)."""
+        master = self.process.pid
+        return int(pathlib.Path(f"/proc/{master}/task/{master}/children").read_text().split()[0])
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def storage_url_of(url: str, ca: pathlib.Path) -> str:
+    """Where the asset's download URL redirects (GitHub's signed storage URL)."""
+    done = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--cacert", str(ca), url],
+                          capture_output=True, text=True, check=True, timeout=60)
+    return done.stdout.strip()
 
 
 def record_hash(digest: bytes) -> str:
@@ -73,7 +144,7 @@ class cpu_budget:
     sum of their CPU-seconds per GiB bounds the rate, whatever any one of them does."""
 
     def __init__(self, storage_pid: int, server_pid: int | None):
-        self.pids = {"storage": storage_pid, **({"wheelhouse": server_pid} if server_pid else {})}
+        self.pids = {"storage": storage_pid, **({"server": server_pid} if server_pid else {})}
         self.before = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
         self.threads_before = thread_cpu(server_pid) if server_pid else {}
         self.curl_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -83,8 +154,8 @@ class cpu_budget:
         spent = {name: (cpu_seconds(pid) - self.before[name]) / gib for name, pid in self.pids.items()}
         curl = resource.getrusage(resource.RUSAGE_CHILDREN)
         spent["curl"] = (curl.ru_utime + curl.ru_stime - self.curl_before.ru_utime - self.curl_before.ru_stime) / gib
-        if "wheelhouse" in self.pids:
-            after = thread_cpu(self.pids["wheelhouse"])
+        if "server" in self.pids:
+            after = thread_cpu(self.pids["server"])
             spent["busiest thread"] = max((after[t] - self.threads_before.get(t, 0.0) for t in after), default=0.0) / gib
         busy, total = (a - b for a, b in zip(machine_jiffies(), self.machine_before))
         spent["idle %"] = 100.0 * (1 - busy / total) if total else 0.0
@@ -129,10 +200,10 @@ def cpu_seconds(pid: int, thread: str | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def proxied_run(server: ServerProcess, url: str, idle: float, budget: cpu_budget, gib: float
+def proxied_run(pid: int, url: str, idle: float, budget: cpu_budget, gib: float
                 ) -> tuple[float, int, float, dict[str, float]]:
-    """(bytes a second, bytes, peak RSS in MiB, CPU budget per GiB) of one proxied download."""
-    pid = server.process.pid
+    """(bytes a second, bytes, peak RSS in MiB, CPU budget per GiB) of one proxied download
+    through the server process `pid`."""
     peak = [idle]
     stop = threading.Event()
 
@@ -172,7 +243,7 @@ def main() -> None:
     if arguments.baseline:
         binaries["baseline"] = str(pathlib.Path(arguments.baseline).resolve())
     fake = FakeGitHub(work / "fake")
-    servers: dict[str, ServerProcess] = {}
+    servers: dict[str, ServerProcess | NginxPeer] = {}
     rows = []
     try:
         fake.add_release("bench", "assets", "v1", [wheel])
@@ -187,7 +258,11 @@ def main() -> None:
             os.environ["WHEELHOUSE_BIN"] = binary  # ServerProcess starts the binary named there
             servers[label] = ServerProcess(data, *fake.server_flags()).start()
         print(registered.stdout.strip())
-        idle = {label: rss_mib(server.process.pid) for label, server in servers.items()}
+        servers["nginx"] = NginxPeer(work, storage_url_of(url, fake.ca), fake.ca)
+        def serving_pid(server: ServerProcess | NginxPeer) -> int:
+            return server.worker_pid if isinstance(server, NginxPeer) else server.process.pid
+
+        idle = {label: rss_mib(serving_pid(server)) for label, server in servers.items()}
         gib = wheel.stat().st_size / (1 << 30)
         for run in range(1, arguments.runs + 1):
             budget = cpu_budget(fake.process.pid, None)
@@ -197,15 +272,18 @@ def main() -> None:
             # Who goes first alternates, so neither always meets a warmer page cache.
             order = list(servers.items()) if run % 2 else list(reversed(servers.items()))
             for label, server in order:
-                proxied_url = f"{server.url}files/{sha256.hexdigest()}/{wheel.name}"
-                budget = cpu_budget(fake.process.pid, server.process.pid)
-                speed, proxied_size, peak, cpu = proxied_run(server, proxied_url, idle[label], budget, gib)
+                if isinstance(server, NginxPeer):
+                    proxied_url = server.asset_url
+                else:
+                    proxied_url = f"{server.url}files/{sha256.hexdigest()}/{wheel.name}"
+                budget = cpu_budget(fake.process.pid, serving_pid(server))
+                speed, proxied_size, peak, cpu = proxied_run(serving_pid(server), proxied_url, idle[label], budget, gib)
                 assert proxied_size == size
                 row[label] = (speed, peak, cpu)
             rows.append(row)
             print(f"run {run}: direct {direct / MiB:.0f} MiB/s; " + "; ".join(
                 f"{label} {row[label][0] / MiB:.0f} MiB/s ({row[label][0] / direct:.0%}), RSS idle "
-                f"{idle[label]:.0f} → peak {row[label][1]:.0f} MiB, server CPU {row[label][2]['wheelhouse'] * gib:.2f} s"
+                f"{idle[label]:.0f} → peak {row[label][1]:.0f} MiB, server CPU {row[label][2]['server'] * gib:.2f} s"
                 for label in servers))
     finally:
         for server in servers.values():
@@ -219,16 +297,16 @@ def main() -> None:
         for label in servers:
             cells.append(f"{row[label][0] / MiB:.0f} MiB/s | {row[label][0] / row['direct']:.0%}")
         rss = ", ".join(f"{idle[label]:.0f} → {row[label][1]:.0f} MiB" for label in servers)
-        cpu = ", ".join(f"{row[label][2]['wheelhouse']:.2f}" for label in servers)
+        cpu = ", ".join(f"{row[label][2]['server']:.2f}" for label in servers)
         print(f"| {row['run']} | {row['direct'] / MiB:.0f} MiB/s | " + " | ".join(cells) + f" | {rss} | {cpu} |")
     print("\nCPU-seconds per GiB of each process, and the machine's idle share, during each download:\n")
-    columns = ["storage", "curl", "wheelhouse", "busiest thread", "all", "idle %"]
+    columns = ["storage", "curl", "server", "busiest thread", "all", "idle %"]
     print("| run | path | " + " | ".join(columns) + " |")
     print("| --- | --- |" + " ---: |" * len(columns))
     for row in rows:
         for path in ["direct"] + list(servers):
             spent = dict(row["direct budget"] if path == "direct" else row[path][2])
-            spent["all"] = spent["storage"] + spent["curl"] + spent.get("wheelhouse", 0.0)
+            spent["all"] = spent["storage"] + spent["curl"] + spent.get("server", 0.0)
             cells = [f"{spent[c]:.0f}" if c == "idle %" else (f"{spent[c]:.2f}" if c in spent else "-") for c in columns]
             print(f"| {row['run']} | {path} | " + " | ".join(cells) + " |")
 
