@@ -431,14 +431,19 @@ def test_two_releases_racing_one_sdist_name_with_other_bytes_store_one(limited, 
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+@pytest.mark.parametrize("fault,read_timeout", [
+    ({"stall_after": 100_000, "stall_seconds": 20}, "20"),
+    ({"slow_bps": 20_000}, "3"),  # never silent for long: only the end of the file ends it (~20 s)
+], ids=["stalled", "trickling"])
 def test_sigterm_during_a_stalled_sdist_registration_leaves_no_spool(wheelhouse_bin, fake_github, tmp_path,
-                                                                     start_server):
+                                                                     start_server, fault, read_timeout):
     data = tmp_path / "data"
     token = make_token(wheelhouse_bin, data, "ci")
-    server = start_server(data, *fake_github.server_flags(), "--drain-timeout", "1", "--remote-read-timeout", "20")
+    server = start_server(data, *fake_github.server_flags(), "--drain-timeout", "1", "--remote-read-timeout",
+                          read_timeout)
     sdist = static_sdist(tmp_path / "dist", "remote-stop", "1.0", payload=os.urandom(400_000))
     fake_github.add_release("o", "stop", "v1", [sdist])
-    fake_github.set_fault(sdist.name, stall_after=100_000, stall_seconds=20)
+    fake_github.set_fault(sdist.name, **fault)
     worker = threading.Thread(target=lambda: post(server.url + "api/v1/remote", token,
                                                   {"url": fake_github.download_url("o", "stop", "v1", sdist.name)}),
                               daemon=True)
@@ -456,7 +461,47 @@ def test_sigterm_during_a_stalled_sdist_registration_leaves_no_spool(wheelhouse_
     took = time.monotonic() - started
     code = server.stop()
     assert code == 0, server.stderr()
-    assert rows(data) == []
+    assert len(rows(data)) <= 1  # a trickle that ended may have registered: the file is sound
     assert tmp_left(data) == [], tmp_left(data)
     # --drain-timeout 1: serve must not wait out a release host that went silent mid-sdist.
     assert took < 8, f"serve exited {took:.1f} s after SIGTERM, past --drain-timeout 1"
+
+
+@pytest.mark.parametrize("fault", [
+    {"redirect_to": "https://evil.example.invalid/remote_own-1.0.tar.gz"},
+    {"redirect_to": "http://127.0.0.1:9/remote_own-1.0.tar.gz"},
+    {"redirect_to": "file:///etc/passwd"},
+    {"redirect_loop": True},
+], ids=["another host", "plain http", "file scheme", "a loop"])
+def test_a_release_download_redirecting_elsewhere_registers_nothing(limited, fake_github, tmp_path, fault):
+    server, data, own, _ = limited
+    sdist = static_sdist(tmp_path / "dist", "remote-own", "1.0")
+    fake_github.add_release("o", "redir", "v1", [sdist])
+    fake_github.set_fault(sdist.name, **fault)
+    status, body = post(server.url + "api/v1/remote", own, {"url": fake_github.download_url("o", "redir", "v1", sdist.name)})
+    assert 400 <= status < 600 and status != 500, body
+    assert rows(data) == [] and tmp_left(data) == []
+
+
+@pytest.mark.parametrize("fault", [{"extra_bytes": 1000}, {"no_length": True, "extra_bytes": 10},
+                                   {"lie_length": 5000}, {"reset_after": 50_000}],
+                         ids=["extra bytes", "no length and extra", "lying length", "reset"])
+@pytest.mark.parametrize("mode", ["proxy", "cache"])
+def test_a_proxied_or_cached_sdist_never_serves_other_bytes_as_whole(wheelhouse_bin, fake_github, tmp_path,
+                                                                     start_server, mode, fault):
+    sdist = static_sdist(tmp_path / "dist", "remote-served", "1.0", payload=os.urandom(200_000))
+    fake_github.add_release("o", "served", "v1", [sdist])
+    data = tmp_path / "data"
+    registered = run(wheelhouse_bin, "register", "--data", data, *fake_github.server_flags(), "--mode", mode,
+                     fake_github.download_url("o", "served", "v1", sdist.name))
+    assert registered.returncode == 0, registered.stdout + registered.stderr
+    server = start_server(data, *fake_github.server_flags(), "--remote-read-timeout", "3")
+    fake_github.set_fault(sdist.name, **fault)
+    out = tmp_path / "out"
+    code, status, received = curl(f"{server.url}files/{sha256_of(sdist)}/{sdist.name}", out)
+    if code == 0 and status == 200:
+        assert out.read_bytes() == sdist.read_bytes(), (code, status, received)
+    kept = [path for path in data.rglob(sha256_of(sdist)) if path.is_file()]
+    assert all(sha256_of(path) == sha256_of(sdist) for path in kept), kept
+    assert tmp_left(data) == []
+    assert status_of(server.url + "simple/") == 200
