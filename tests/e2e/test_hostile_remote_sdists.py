@@ -435,7 +435,7 @@ def test_two_releases_racing_one_sdist_name_with_other_bytes_store_one(limited, 
     ({"stall_after": 100_000, "stall_seconds": 20}, "20"),
     ({"slow_bps": 20_000}, "3"),  # never silent for long: only the end of the file ends it (~20 s)
 ], ids=["stalled", "trickling"])
-def test_sigterm_during_a_stalled_sdist_registration_leaves_no_spool(wheelhouse_bin, fake_github, tmp_path,
+def test_sigterm_during_a_slow_sdist_registration_exits_within_drain_timeout(wheelhouse_bin, fake_github, tmp_path,
                                                                      start_server, fault, read_timeout):
     data = tmp_path / "data"
     token = make_token(wheelhouse_bin, data, "ci")
@@ -505,3 +505,145 @@ def test_a_proxied_or_cached_sdist_never_serves_other_bytes_as_whole(wheelhouse_
     assert all(sha256_of(path) == sha256_of(sdist) for path in kept), kept
     assert tmp_left(data) == []
     assert status_of(server.url + "simple/") == 200
+
+
+def test_a_digest_of_another_file_does_not_pass_for_present(limited, fake_github, tmp_path):
+    server, data, own, _ = limited
+    one = static_sdist(tmp_path / "a", "remote-own", "1.0")
+    two = static_sdist(tmp_path / "b", "remote-own", "2.0")
+    fake_github.add_release("o", "pair", "v1", [one, two], digest="")
+    status, body = post(server.url + "api/v1/remote", own, {"url": fake_github.download_url("o", "pair", "v1", one.name)})
+    assert status == 201, body
+    status, body = post(server.url + "api/v1/remote", own,
+                        {"url": fake_github.download_url("o", "pair", "v1", two.name), "sha256": sha256_of(one)})
+    assert status == 400 and "not what its digest says" in body["error"], body
+    assert rows(data) == [(one.name, "redirect")] and tmp_left(data) == []
+
+
+def test_registering_an_uploaded_sdists_url_keeps_the_local_copy(limited, fake_github, tmp_path):
+    server, data, own, _ = limited
+    sdist = static_sdist(tmp_path / "a", "remote-own", "1.0")
+    assert upload(server, own, sdist.name, sdist.read_bytes())[0] in (200, 201)
+    fake_github.add_release("o", "local", "v1", [sdist])
+    status, body = post(server.url + "api/v1/remote", own,
+                        {"url": fake_github.download_url("o", "local", "v1", sdist.name), "mode": "redirect"})
+    assert status == 200 and body["outcome"] == "present", body
+    assert rows(data) == [(sdist.name, "local")]
+    other = static_sdist(tmp_path / "b", "remote-own", "1.0", payload=b"other")
+    fake_github.add_release("o", "local2", "v1", [other])
+    status, body = post(server.url + "api/v1/remote", own, {"url": fake_github.download_url("o", "local2", "v1", other.name)})
+    assert status == 409, body
+    assert rows(data) == [(sdist.name, "local")] and tmp_left(data) == []
+    assert server.get(f"/files/{sha256_of(sdist)}/{sdist.name}").read() == sdist.read_bytes()
+
+
+@pytest.mark.parametrize("field", ["Name", "Version"])
+def test_an_sdist_declaring_its_name_or_version_dynamic_is_refused_as_an_upload_is(limited, fake_github, tmp_path,
+                                                                                    field):
+    """PEP 643: Name and Version must never be listed in Dynamic."""
+    server, data, _, admin = limited
+    pkg_info = f"Metadata-Version: 2.2\nName: remote-dynname\nVersion: 1.0\nDynamic: {field}\n\n"
+    path = tmp_path / "remote_dynname-1.0.tar.gz"
+    path.write_bytes(sdist_bytes("remote_dynname", "1.0", root="remote_dynname-1.0", pkg_info=pkg_info))
+    uploaded = upload(server, admin, path.name, path.read_bytes())
+    fake_github.add_release("o", "dn", "v1", [path])
+    status, body = post(server.url + "api/v1/remote", admin, {"url": fake_github.download_url("o", "dn", "v1", path.name)})
+    # The remote path judges as the upload path does; both must refuse.
+    assert uploaded[0] == 400, uploaded
+    assert status == 400, body
+
+
+def test_a_second_pkg_info_member_cannot_make_the_served_metadata_lie(limited, fake_github, tmp_path):
+    """Two root/PKG-INFO members: Python's tarfile (and so pip, which unpacks it) keeps the last;
+    the index must serve that one as .metadata, or refuse the sdist, never the first."""
+    import gzip
+    import io
+    import tarfile
+
+    server, data, own, _ = limited
+    first = STATIC_PKG_INFO.format(name="remote-own", version="1.0") .replace("\n\n", "\nRequires-Dist: harmless\n\n")
+    last = STATIC_PKG_INFO.format(name="remote-own", version="1.0").replace("\n\n", "\nRequires-Dist: evil-dep\n\n")
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        for name, body in (("remote_own-1.0/PKG-INFO", first.encode()),
+                           ("remote_own-1.0/setup.py", b"from setuptools import setup\nsetup()\n"),
+                           ("remote_own-1.0/PKG-INFO", last.encode())):
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            archive.addfile(info, io.BytesIO(body))
+    path = tmp_path / "remote_own-1.0.tar.gz"
+    path.write_bytes(gzip.compress(out.getvalue()))
+    with tarfile.open(path) as archive:
+        extracted = archive.extractfile("remote_own-1.0/PKG-INFO").read().decode()
+    assert "evil-dep" in extracted
+    fake_github.add_release("o", "twopkg", "v1", [path])
+    status, body = post(server.url + "api/v1/remote", own, {"url": fake_github.download_url("o", "twopkg", "v1", path.name)})
+    if status == 400:
+        assert tmp_left(data) == [] and rows(data) == []
+        return
+    assert status == 201, body
+    metadata_url = server.url + f"files/{sha256_of(path)}/{path.name}.metadata"
+    if status_of(metadata_url) == 200:
+        with urllib.request.urlopen(metadata_url, timeout=10) as answer:
+            served = answer.read().decode()
+        assert served == extracted, served
+
+
+@pytest.mark.parametrize("link_type", ["symlink", "hardlink"])
+def test_a_linked_pkg_info_cannot_make_the_served_metadata_lie(limited, fake_github, tmp_path, link_type):
+    import gzip
+    import io
+    import tarfile
+
+    server, data, own, _ = limited
+    real = STATIC_PKG_INFO.format(name="remote-own", version="1.0").replace("\n\n", "\nRequires-Dist: evil-dep\n\n")
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        body = real.encode()
+        info = tarfile.TarInfo("remote_own-1.0/meta.txt")
+        info.size = len(body)
+        archive.addfile(info, io.BytesIO(body))
+        link = tarfile.TarInfo("remote_own-1.0/PKG-INFO")
+        if link_type == "symlink":
+            link.type, link.linkname = tarfile.SYMTYPE, "meta.txt"
+        else:
+            link.type, link.linkname = tarfile.LNKTYPE, "remote_own-1.0/meta.txt"
+        archive.addfile(link)
+        setup = b"from setuptools import setup\nsetup()\n"
+        info = tarfile.TarInfo("remote_own-1.0/setup.py")
+        info.size = len(setup)
+        archive.addfile(info, io.BytesIO(setup))
+    path = tmp_path / "remote_own-1.0.tar.gz"
+    path.write_bytes(gzip.compress(out.getvalue()))
+    fake_github.add_release("o", "linkpkg", "v1", [path])
+    status, body = post(server.url + "api/v1/remote", own, {"url": fake_github.download_url("o", "linkpkg", "v1", path.name)})
+    if status == 400:
+        assert body["error"][:1].isalpha() and rows(data) == [] and tmp_left(data) == [], body
+        return
+    assert status == 201, body
+    metadata_url = server.url + f"files/{sha256_of(path)}/{path.name}.metadata"
+    if status_of(metadata_url) == 200:
+        with urllib.request.urlopen(metadata_url, timeout=10) as answer:
+            assert answer.read().decode() == real
+
+
+def test_import_with_a_limited_token_fails_closed_on_names_of_no_project(limited, fake_github, tmp_path):
+    server, data, own, _ = limited
+    dist = tmp_path / "dist"
+    mine = static_sdist(dist / "a", "remote-own", "1.0")
+    odd = []
+    for name in ("evil.whl", "remote_own.whl", "remote_own-1.0.tar.gz.whl", "remote_other-1.0-py3-none-any.whl.tar.gz"):
+        path = dist / "odd" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(mine.read_bytes())
+        odd.append(path)
+    fake_github.add_release("o", "odd", "v1", [mine, *odd])
+    fake_github.clear_log()
+    status, body = post(server.url + "api/v1/import/github", own, {"repository": "o/odd", "tag": "v1"})
+    assert status == 200 and body["added"] == 1, body
+    for entry in body["files"]:
+        if entry["filename"] != mine.name:
+            assert entry["outcome"] == "rejected" and entry["filename"].endswith(".whl"), entry
+    assert rows(data) == [(mine.name, "redirect")] and tmp_left(data) == []
+    read = {path.rsplit("/", 1)[-1] for path in downloads(fake_github) if "/releases/download/" in path}
+    assert read <= {mine.name}, read
