@@ -10,7 +10,6 @@ import json
 import os
 import pathlib
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
