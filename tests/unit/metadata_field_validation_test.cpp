@@ -93,6 +93,9 @@ TEST_CASE("metadata fields: each bad value is refused with the field, the value 
         {"Project-URL: Source, javascript:alert(1)\n", {"Project-URL 'Source, javascript:alert(1)'", "http:// or https://", ""}},
         {"Project-URL: Source, https:///path\n", {"with a host", "", ""}},
         {"Project-URL: Source, https://exa mple.org\n", {"with a host", "", ""}},
+        {"Dynamic: Version\n", {"Dynamic 'Version'", "never dynamic (PEP 643)", "remove it"}},
+        {"Dynamic: name\n", {"Dynamic 'name'", "never dynamic", ""}},
+        {"Dynamic: Requires-Dist\nDynamic: Metadata-Version\n", {"Dynamic 'Metadata-Version'", "", ""}},
     };
     for (const auto& [lines, phrases] : table) {
         CAPTURE(lines);

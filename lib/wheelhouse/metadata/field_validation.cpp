@@ -9,6 +9,7 @@
 #include "wheelhouse/pep440/version.hpp"
 #include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/pep508/requirement.hpp"
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/text/quoted.hpp"
 
 namespace wheelhouse::metadata {
@@ -143,12 +144,24 @@ result<void> check_version(std::string_view value) {
     return {};
 }
 
+// PEP 643: what names the distribution is never left to the build; an installer that trusted
+// such metadata would not know what it installs.
+result<void> check_dynamic(std::string_view value) {
+    for (std::string_view never : {"Name", "Version", "Metadata-Version"}) {
+        if (text::equals_ignoring_case(text::trim(value), never)) {
+            return bad_field("Dynamic", value, "names a field that is never dynamic (PEP 643)",
+                             "remove it: Name, Version and Metadata-Version are always static");
+        }
+    }
+    return {};
+}
+
 struct field_rule {
     std::string_view field;
     result<void> (*check)(std::string_view value);
 };
 
-constexpr std::array<field_rule, 8> rules{{
+constexpr std::array<field_rule, 9> rules{{
     {"Metadata-Version", check_metadata_version},
     {"Name", check_name},
     {"Version", check_version},
@@ -157,6 +170,7 @@ constexpr std::array<field_rule, 8> rules{{
     {"Requires-Dist", check_requires_dist},
     {"Provides-Extra", check_provides_extra},
     {"Project-URL", check_project_url},
+    {"Dynamic", check_dynamic},
 }};
 
 }  // namespace

@@ -175,9 +175,9 @@ result<std::string> url_filename(std::string_view url) {
     auto parsed = boost::urls::parse_absolute_uri(url);
     if (!parsed) return invalid("\"" + std::string(url) + "\" is not an absolute URL: " + parsed.error().message());
     auto segments = parsed->segments();
-    if (segments.empty()) return invalid("the URL " + std::string(url) + " names no file: it must end in a wheel's filename");
+    if (segments.empty()) return invalid("the URL " + std::string(url) + " names no file: it must end in a wheel's or an sdist's filename");
     std::string last = *std::prev(segments.end());
-    if (last.empty()) return invalid("the URL " + std::string(url) + " ends in '/': it must end in a wheel's filename");
+    if (last.empty()) return invalid("the URL " + std::string(url) + " ends in '/': it must end in a wheel's or an sdist's filename");
     return last;
 }
 

@@ -123,6 +123,10 @@ application::~application() { finish_ingests(); }
 
 void application::finish_ingests() {
     remote_files_.stop();
+    // The server has drained: no client waits for what the outbound lane still fetches, and a
+    // stalled host must not hold the exit (queued work then fails at once).
+    asset_client_.stop();
+    upstream_client_.stop();
     read_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
     outbound_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
     write_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);

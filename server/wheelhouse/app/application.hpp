@@ -57,7 +57,7 @@ public:
     metrics::server_metrics& metrics() noexcept { return metrics_; }
 
     // Finishes the uploads and other work already queued, then stops the pools; ends the proxied
-    // downloads still running and stops their threads. Thread safety: call once, after the
+    // downloads and outbound fetches still running (queued outbound work then fails at once). Thread safety: call once, after the
     // server has drained and before it is destroyed (a transfer may still answer its session).
     void finish_ingests();
 

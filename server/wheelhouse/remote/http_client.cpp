@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <exception>
+#include <mutex>
 #include <optional>
+#include <unordered_set>
 
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>
@@ -98,12 +100,13 @@ struct completion {
 class fetch_run {
 public:
     fetch_run(const client_settings& settings, ssl::context& tls, const fetch_request& request,
-              const body_chunk_sink* sink, const head_callback* on_head)
-        : settings_(settings), tls_(tls), request_(request), sink_(sink), on_head_(on_head),
+              const body_chunk_sink* sink, const head_callback* on_head, fetch_cancellation& shutdown)
+        : settings_(settings), tls_(tls), request_(request), sink_(sink), on_head_(on_head), shutdown_(shutdown),
           deadline_(sink ? clock::time_point::max() : clock::now() + settings.total_timeout), chunk_(chunk_bytes) {}
 
     ~fetch_run() {
         if (request_.cancellation) request_.cancellation->detach();
+        shutdown_.detach();
     }
     fetch_run(const fetch_run&) = delete;
     fetch_run& operator=(const fetch_run&) = delete;
@@ -113,6 +116,7 @@ public:
         // connect ends at once.
         const auto interrupt = [this] { net::post(io_, [this] { if (socket_) socket_->close(); }); };
         if (request_.cancellation && !request_.cancellation->attach(interrupt)) return cancelled();
+        if (!shutdown_.attach(interrupt)) return cancelled();
         for (const auto& [name, value] : request_.headers) {
             if (name.find_first_of("\r\n:") != std::string::npos || value.find_first_of("\r\n") != std::string::npos)
                 return invalid("request header '" + name + "' has a line break or colon where it may not");
@@ -154,9 +158,15 @@ private:
         return std::min(clock::now() + step, deadline_);
     }
 
-    bool is_cancelled() const { return request_.cancellation && request_.cancellation->cancelled(); }
+    bool is_cancelled() const {
+        return (request_.cancellation && request_.cancellation->cancelled()) || shutdown_.cancelled();
+    }
 
     error cancelled() const {
+        if (shutdown_.cancelled()) {
+            return make_error(error_kind::unavailable,
+                              "the server is shutting down; the fetch of " + request_.url + " was stopped: try again");
+        }
         return make_error(error_kind::upstream, "the fetch of " + request_.url + " was cancelled: its reader went away");
     }
 
@@ -452,6 +462,7 @@ private:
     const fetch_request& request_;
     const body_chunk_sink* sink_;    // null: the body is collected into response_.body
     const head_callback* on_head_;  // null or empty: no one to tell
+    fetch_cancellation& shutdown_;  // the client's stop() ends the fetch too
     const clock::time_point deadline_;  // max() for a streamed body: it has no total deadline
     net::io_context io_{1};
     beast::tcp_stream* socket_ = nullptr;  // the hop's connection, for a cancel to close
@@ -496,6 +507,29 @@ struct http_client::impl {
     client_settings settings;
     std::unique_ptr<ssl::context> tls;  // null when it could not be made; then `tls_problem` says why
     std::optional<error> tls_problem;
+    std::mutex mutex;  // guards the two below
+    bool stopping = false;
+    std::unordered_set<std::shared_ptr<fetch_cancellation>> running;  // one per fetch under way
+
+    // Runs one fetch, registered so that stop() can end it.
+    result<fetch_response> run(const fetch_request& request, const body_chunk_sink* sink, const head_callback* on_head) {
+        if (!tls) return *tls_problem;
+        auto shutdown = std::make_shared<fetch_cancellation>();
+        {
+            std::lock_guard lock(mutex);
+            if (stopping) shutdown->cancel();
+            running.insert(shutdown);
+        }
+        result<fetch_response> out = make_error(error_kind::internal, "unreached");
+        try {
+            out = fetch_run(settings, *tls, request, sink, on_head, *shutdown).run();
+        } catch (const std::exception& failure) {
+            out = make_error(error_kind::upstream, "fetching " + request.url + " failed: " + failure.what());
+        }
+        std::lock_guard lock(mutex);
+        running.erase(shutdown);
+        return out;
+    }
 };
 
 http_client::http_client(client_settings settings) : impl_(std::make_unique<impl>()) {
@@ -509,23 +543,17 @@ http_client::~http_client() = default;
 
 const client_settings& http_client::settings() const noexcept { return impl_->settings; }
 
-result<fetch_response> http_client::fetch(const fetch_request& request) {
-    if (!impl_->tls) return *impl_->tls_problem;
-    try {
-        return fetch_run(impl_->settings, *impl_->tls, request, nullptr, nullptr).run();
-    } catch (const std::exception& failure) {
-        return make_error(error_kind::upstream, "fetching " + request.url + " failed: " + failure.what());
-    }
-}
+result<fetch_response> http_client::fetch(const fetch_request& request) { return impl_->run(request, nullptr, nullptr); }
 
 result<fetch_response> http_client::fetch_to(const fetch_request& request, const body_chunk_sink& sink,
                                              const head_callback& on_head) {
-    if (!impl_->tls) return *impl_->tls_problem;
-    try {
-        return fetch_run(impl_->settings, *impl_->tls, request, &sink, &on_head).run();
-    } catch (const std::exception& failure) {
-        return make_error(error_kind::upstream, "fetching " + request.url + " failed: " + failure.what());
-    }
+    return impl_->run(request, &sink, &on_head);
+}
+
+void http_client::stop() {
+    std::lock_guard lock(impl_->mutex);
+    impl_->stopping = true;
+    for (const auto& fetch : impl_->running) fetch->cancel();
 }
 
 }  // namespace wheelhouse::remote

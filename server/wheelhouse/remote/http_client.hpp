@@ -102,6 +102,11 @@ public:
 
     const client_settings& settings() const noexcept;
 
+    // Shutdown: ends every fetch under way at once and refuses new ones (unavailable), so work
+    // left on a worker (a registration reading a stalled host) cannot hold the exit past the
+    // drain. Any thread.
+    void stop();
+
 private:
     struct impl;
     std::unique_ptr<impl> impl_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "wheelhouse/pep625/sdist_filename.hpp"
+#include "wheelhouse/remote/github_release.hpp"
+#include "wheelhouse/text/quoted.hpp"
 
 
 namespace wheelhouse::remote {
@@ -12,6 +14,19 @@ namespace {
 // name: a release's other archives (docs, checksums) are no distribution of a project.
 bool is_distribution(std::string_view asset_name) {
     return asset_name.ends_with(".whl") || pep625::parse_sdist_filename(asset_name).has_value();
+}
+
+// The asset's download URL names the file the listing does, and the caller may add it.
+result<void> check_listed_file(const release_asset& asset, const import_request& request) {
+    auto named = url_filename(asset.download_url);
+    if (!named) return named.error();
+    if (*named != asset.name) {
+        return make_error(error_kind::upstream, "the release lists " + text::quoted(asset.name) +
+                                                    " with a download URL of " + text::quoted(*named) +
+                                                    ": GitHub's API answer is inconsistent; nothing was registered");
+    }
+    if (request.may_register) return request.may_register(*named);
+    return {};
 }
 
 }  // namespace
@@ -31,15 +46,15 @@ result<import_report> import_release(github_api& github, registrar& registrar, c
             report.skipped.push_back(asset.name);
             continue;
         }
-        if (request.may_register) {
-            if (auto allowed = request.may_register(asset.name); !allowed) {
-                registration_report refused;
-                refused.url = asset.download_url;
-                refused.filename = asset.name;
-                refused.failure = allowed.error();
-                report.files.push_back(std::move(refused));
-                continue;
-            }
+        // What is registered is the file the download URL names: the access check and the
+        // listing must agree on it (a lying API could list one name with another's URL).
+        if (auto allowed = check_listed_file(asset, request); !allowed) {
+            registration_report refused;
+            refused.url = asset.download_url;
+            refused.filename = asset.name;
+            refused.failure = allowed.error();
+            report.files.push_back(std::move(refused));
+            continue;
         }
         registration_request one;
         one.url = asset.download_url;
