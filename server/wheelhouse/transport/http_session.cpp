@@ -149,7 +149,8 @@ void http_session::start_handshake() {
 }
 
 void http_session::continue_handshake() {
-    if (draining_) return do_close();
+    // Not stopped by draining_: a client whose hello has arrived sends its request next, which
+    // is answered (give_way and drain close only what has sent nothing).
     const auto step = tls_->handshake();
     switch (step.what) {
         case tls_channel::outcome::done:
@@ -230,7 +231,7 @@ void http_session::set_activity(session_registry::activity now) {
 }
 
 void http_session::do_read_header() {
-    if (draining_) return do_close();
+    if (draining_ && !first_request_after_handshake_) return do_close();
     header_parser_.emplace();
     header_parser_->header_limit(static_cast<std::uint32_t>(limits_.header_bytes));
     // The route decides the body's limit once it has seen the headers (start_body); Beast's
