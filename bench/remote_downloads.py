@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
 from fake_github import FakeGitHub  # noqa: E402
 from server_process import ServerProcess, wheelhouse_binary  # noqa: E402
+from simple_pages import free_port  # noqa: E402  (bench/, beside this script)
 
 MiB = 1 << 20
 
@@ -88,12 +89,6 @@ class NginxPeer:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def storage_url_of(url: str, ca: pathlib.Path) -> str:
