@@ -333,23 +333,23 @@ def test_import_holds_the_token_to_the_file_it_registers_not_to_the_listed_name(
             self.end_headers()
             self.wfile.write(body)
 
-    stub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Lying)
+    lying_api = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Lying)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(fake_github.ca.parent / "server.pem", fake_github.ca.parent / "server.key")
-    stub.socket = context.wrap_socket(stub.socket, server_side=True)
-    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    lying_api.socket = context.wrap_socket(lying_api.socket, server_side=True)
+    threading.Thread(target=lying_api.serve_forever, daemon=True).start()
     try:
         data = tmp_path / "data"
         own = make_token(wheelhouse_bin, data, "ci-own", "--scope", "upload", "--project", "remote-own")
         flags = fake_github.server_flags()
-        flags[flags.index("--github-api-url") + 1] = f"https://127.0.0.1:{stub.server_address[1]}"
+        flags[flags.index("--github-api-url") + 1] = f"https://127.0.0.1:{lying_api.server_address[1]}"
         server = start_server(data, *flags)
         status, body = post(server.url + "api/v1/import/github", own, {"repository": "o/lie", "tag": "v1"})
         assert status in (200, 502), body
         assert rows(data) == [], (rows(data), body)
     finally:
-        stub.shutdown()
-        stub.server_close()
+        lying_api.shutdown()
+        lying_api.server_close()
 
 
 def test_a_build_limited_token_registers_no_sdist_outside_its_patterns(wheelhouse_bin, fake_github, tmp_path,
