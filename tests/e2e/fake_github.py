@@ -97,15 +97,27 @@ class State:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        # A client can read its answer before the handler logs it, so reading the log first waits
+        # for the requests begun since the last clear to be logged. A request begun before a clear
+        # (a stalled download of an earlier test) is never logged after it.
+        self.epoch = 0
+        self.in_flight = 0
+        self.settled = threading.Condition(self.lock)
         self.github_url = ""
         self.storage_url = ""
         self.reset()
+
+    def clear_log(self) -> None:
+        """Starts a new log; the caller holds the lock."""
+        self.log: list[dict] = []
+        self.epoch += 1
+        self.in_flight = 0
 
     def reset(self) -> None:
         with self.lock:
             self.releases: list[dict] = []  # each: owner, repo, tag, id, private, assets (list of dict)
             self.next_id = 1000
-            self.log: list[dict] = []
+            self.clear_log()
             self.token = ""                 # the token private repositories need
             self.rate_limit = 5000
             self.rate_remaining = 5000
@@ -188,11 +200,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def begin(self) -> None:
         self.status_sent = 0
         self.body_bytes = 0
+        if not self.path.startswith("/_control/"):
+            with STATE.lock:
+                self.epoch = STATE.epoch
+                STATE.in_flight += 1
 
     def record(self) -> None:
         if self.path.startswith("/_control/"):
             return
         with STATE.lock:
+            if self.epoch != STATE.epoch:
+                return
+            STATE.in_flight -= 1
+            STATE.settled.notify_all()
             STATE.log.append({"host": self.host_name, "method": self.command, "path": self.path,
                               "range": self.headers.get("Range"), "authorization": self.headers.get("Authorization"),
                               "accept": self.headers.get("Accept"), "status": self.status_sent,
@@ -336,16 +356,23 @@ class GitHubHandler(Handler):
                 return self.answer_json(200, [STATE.asset_json(release, a) for a in chosen], headers)
         return self.answer_json(404, {"message": "Not Found"}, headers)
 
+    @staticmethod
+    def settle() -> None:
+        """Waits, holding STATE.lock, for answered requests to be logged; a stalled download
+        (a fault) stays in flight, so the wait is bounded."""
+        STATE.settled.wait_for(lambda: STATE.in_flight == 0, timeout=2)
+
     def control(self, parts: list[str]) -> None:
         if parts == ["log"] and self.command == "GET":
             with STATE.lock:
+                self.settle()
                 return self.answer_json(200, list(STATE.log))
         if self.command != "POST":
             return self.answer_json(405, {"message": "control endpoints take POST"})
         body = self.read_json()
         if parts == ["log", "clear"]:
             with STATE.lock:
-                STATE.log.clear()
+                STATE.clear_log()
             return self.answer_json(200, {})
         if parts == ["reset"]:
             STATE.reset()
