@@ -324,7 +324,27 @@ def corpora() -> dict[str, list[str | bytes]]:
         "oidc_token_fuzz": identity_tokens(),
         "oidc_key_set_fuzz": key_sets(),
         "upstream_page_fuzz": upstream_pages(),
+        "s3_xml_answer_fuzz": s3_answers(),
     }
+
+
+def s3_answers() -> list[str]:
+    """Answers as radosgw and S3 write them: a list page, a multipart start, errors."""
+    declaration = '<?xml version="1.0" encoding="UTF-8"?>'
+    namespace = ' xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
+    listing = (f"{declaration}<ListBucketResult{namespace}><Name>wheels</Name><Prefix>blobs/</Prefix>"
+               "<KeyCount>1</KeyCount><IsTruncated>true</IsTruncated><NextContinuationToken>abc/def=</NextContinuationToken>"
+               "<Contents><Key>blobs/sha256/ab/cd/ab&amp;cd</Key><LastModified>2026-11-28T16:05:09.000Z</LastModified>"
+               "<ETag>&quot;5d41402abc4b2a76b9719d911017c592&quot;</ETag><Size>5</Size></Contents></ListBucketResult>")
+    return [
+        listing,
+        f"{declaration}<InitiateMultipartUploadResult{namespace}><Bucket>w</Bucket><Key>k</Key>"
+        "<UploadId>2~Yt9_cmZ1ySBFq7YEqKiQr7rwN2Rl0AJ</UploadId></InitiateMultipartUploadResult>",
+        f"{declaration}<Error><Code>SignatureDoesNotMatch</Code><Message/><RequestId>tx0</RequestId></Error>",
+        f"{declaration}<CompleteMultipartUploadResult{namespace}><Location>l</Location><ETag></ETag>"
+        "</CompleteMultipartUploadResult>",
+        "<!-- c --><r a='1' b = \"x\"><![CDATA[<&>]]>&#65;&#x263A;<?pi?><k/></r>",
+    ]
 
 
 def main() -> None:
