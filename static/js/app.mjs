@@ -1,4 +1,4 @@
-// The admin catalog: a hash router over four views. The server serves this one page at `/`;
+// The admin catalog: a hash router over five views. The server serves this one page at `/`;
 // everything else comes from /api/v1/ as JSON.
 
 import {setToken, token} from './api.mjs';
@@ -8,6 +8,7 @@ import {showFile} from './file_view.mjs';
 import {hideNotice, hideNoticeOnNavigation, showNotice} from './notice.mjs';
 import {showProject} from './project_view.mjs';
 import {showProjects} from './projects_view.mjs';
+import {showUpstream} from './upstream_view.mjs';
 
 const view = document.getElementById('view');
 
@@ -36,6 +37,7 @@ async function render() {
     if (parts[0] === 'project' && parts[1]) await showProject(target, parts[1], stillCurrent);
     else if (parts[0] === 'file' && parts[1]) await showFile(target, parts[1], stillCurrent);
     else if (parts[0] === 'admin') await showAdmin(target, stillCurrent);
+    else if (parts[0] === 'upstream') await showUpstream(target, stillCurrent);
     else await showProjects(target, params, stillCurrent);
   } catch (failure) {
     if (!stillCurrent() || failure.name === 'AbortError') return;

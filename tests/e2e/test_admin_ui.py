@@ -17,6 +17,7 @@ import pytest
 
 from conftest import ingest
 from test_sdists import sdist_bytes
+from test_upstream import one_url  # noqa: F401 - a fixture, used by name
 from wheelbuilder import build_wheel
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -379,3 +380,29 @@ def test_trusted_publishers_on_the_project_page(browser_tools, catalog, tmp_path
     assert row[1:] == ["github", "Dao-AILab/flash-attention", "77001", ".github/workflows/build-cu130.yml", "any",
                        "cu130*"]
     assert seen["removed_notice"].startswith(f"publisher {row[0]} removed")
+
+
+def test_the_upstream_page_shows_where_names_come_from(browser_tools, one_url, pip, tmp_path, catalog):
+    """After pip installs through the one URL: both upstreams with their page counts, the route,
+    the reserved pattern, and the upstream project whose file is now kept here. An index with no
+    upstream says it serves its own projects alone."""
+    server, upstreams, _ = one_url
+    pip("install", "--index-url", server.url + "simple/", "--target", str(tmp_path / "site"), "tinyup==1.0")
+    deadline = time.monotonic() + 10  # the file is kept once its download has been checked
+    while not json.load(server.get("/api/v1/upstream"))["kept_projects"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    seen = run_scenario("upstream", {"base_url": server.url}, tmp_path)
+    assert seen["rule"].startswith("A name in this index's catalog (it has, or had, files here) or under a reserved")
+    names = [row[0] for row in seen["upstreams"]]
+    assert names == ["pypi", "pytorch"]
+    pypi = seen["upstreams"][0]
+    assert pypi[1].startswith(upstreams.url("pypi"))
+    assert int(pypi[3]) >= 1  # tinyup's page was fetched from the stand-in
+    assert seen["routes"] == ["cu128: torchy = pytorch"]
+    assert [row[0] for row in seen["reserved"]] == ["acme-*"]
+    assert seen["kept"] == [["tinyup", "pypi", "1", seen["kept"][0][3]]]
+    assert seen["kept_totals"].startswith("1 file, ") and seen["kept_totals"].endswith(", over 1 project")
+
+    local_only, _, _ = catalog
+    assert run_scenario("upstream", {"base_url": local_only.url}, tmp_path)["none"].startswith(
+        "No upstream is configured (--upstream)")

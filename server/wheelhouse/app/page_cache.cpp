@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/concurrency/single_flight.hpp"
 #include "wheelhouse/http/conditional.hpp"
 
 namespace wheelhouse::app {
@@ -100,13 +101,9 @@ void page_cache::land(const page_key& key, const std::shared_ptr<flight>& render
             flights_.erase(current);
         waiters.swap(rendering->waiters);
     }
-    for (auto& waiter : waiters) {
-        try {
-            waiter(page);
-        } catch (const std::exception& failure) {  // one waiter's failure leaves the others answered
-            spdlog::error("answering a rendered page: {}", failure.what());
-        }
-    }
+    concurrency::answer_each(waiters, page, [](const std::exception& failure) {
+        spdlog::error("answering a rendered page: {}", failure.what());
+    });
 }
 
 result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& key, const renderer& render) {

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/concurrency/single_flight.hpp"
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/http/conditional.hpp"
 
@@ -151,13 +152,9 @@ bool page_store::request(const upstream_index& upstream, std::string_view projec
             flights_.erase(key);
             waiters.swap(started->waiters);
         }
-        for (auto& each : waiters) {
-            try {
-                each(outcome);
-            } catch (const std::exception& failure) {  // one waiter's failure leaves the others answered
-                spdlog::error("answering an upstream page: {}", failure.what());
-            }
-        }
+        concurrency::answer_each(waiters, outcome, [](const std::exception& failure) {
+            spdlog::error("answering an upstream page: {}", failure.what());
+        });
     }));
     if (!queued) return false;
     flights_.emplace(key, std::move(started));

@@ -430,6 +430,31 @@ scenarios.publishers = async (browser) => {
   return seen;
 };
 
+// The Upstream page: what /api/v1/upstream says, as tables; or, with no upstream, that this
+// index serves its own projects alone.
+scenarios.upstream = async (browser) => {
+  const {page, problems} = await openPage(browser);
+  const seen = {};
+  await page.goto(`${base}/#/projects`);
+  await page.click('nav a[href="#/upstream"]');
+  await page.waitForSelector('#upstream-none, #upstream-table');
+  const cells = (selector) => page.$$eval(selector, (rows) => rows.map((row) =>
+    [...row.querySelectorAll('th, td')].map((cell) => cell.textContent.trim())));
+  if (await page.$('#upstream-none')) {
+    seen.none = (await page.textContent('#upstream-none')).trim();
+  } else {
+    seen.rule = (await page.textContent('#upstream-rule')).trim();
+    seen.upstreams = await cells('#upstream-table tbody tr');
+    seen.routes = await page.$$eval('#route-list li', (items) => items.map((item) => item.textContent.trim()));
+    seen.reserved = await cells('#reserved-table tbody tr');
+    seen.kept = await cells('#kept-table tbody tr');
+    seen.kept_totals = (await page.textContent('#kept-totals')).trim();
+    await shot(page, 'upstream');
+  }
+  seen.problems = problems;
+  return seen;
+};
+
 const browser = await chromium.launch({executablePath: config.chromium ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage']});
 try {
