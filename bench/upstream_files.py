@@ -1,0 +1,200 @@
+"""Pull-through of a large upstream file (issue 26): a 1 GiB wheel on a stand-in PyPI (nginx over
+HTTPS on loopback with a throwaway CA, tests/e2e/upstream_standins.py), fetched with curl
+- through `wheelhouse serve --upstream` the first time (streamed to the client while its sha256
+  is checked and a copy kept), then again (served from the kept copy);
+- through nginx doing the same job (the peer: `proxy_pass` to the same stand-in over TLS with
+  the same CA, `proxy_store` keeping the file; it checks no hash), the first time and again;
+- and, as the rate a cached upstream file should match, the same wheel ingested into wheelhouse
+  as a local file.
+Each run starts both pull-throughs empty; who goes first alternates. Resident memory and
+CPU-seconds per GiB of each server are sampled meanwhile.
+
+    /usr/bin/python3 bench/upstream_files.py [--size-mib 1024] [--runs 3] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from remote_downloads import MiB, big_wheel, cpu_budget, proxied_run, rss_mib  # noqa: E402
+from server_process import ServerProcess, wheelhouse_binary  # noqa: E402
+from simple_pages import free_port  # noqa: E402
+from upstream_standins import IndexTree, NginxUpstreams  # noqa: E402
+
+STORE_CONF = """worker_processes 1;
+daemon off;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    proxy_temp_path {prefix}/proxy_temp;
+    client_body_temp_path {prefix}/client_temp;
+    server {{
+        listen 127.0.0.1:{port};
+        location /packages/ {{
+            root {store};
+            error_page 404 = @fetch;
+        }}
+        location @fetch {{
+            internal;
+            proxy_pass {upstream};
+            proxy_http_version 1.1;
+            proxy_ssl_trusted_certificate {ca};
+            proxy_ssl_verify on;
+            proxy_ssl_name localhost;  # nginx checks DNS names only; the certificate has both
+            proxy_store on;
+            proxy_store_access user:rw;
+            root {store};
+        }}
+    }}
+}}
+"""
+
+
+class NginxStore:
+    """nginx pulling through with proxy_store: the first request fetches and keeps, the next
+    ones are served from the kept file."""
+
+    def __init__(self, work: pathlib.Path, upstream: str, ca: pathlib.Path):
+        self.prefix = work / "nginx-store"
+        shutil.rmtree(self.prefix, ignore_errors=True)
+        (self.prefix / "proxy_temp").mkdir(parents=True)
+        self.store = self.prefix / "store"
+        port = free_port()
+        (self.prefix / "nginx.conf").write_text(STORE_CONF.format(prefix=self.prefix, port=port, store=self.store,
+                                                                  upstream=upstream, ca=ca))
+        self.process = subprocess.Popen(["nginx", "-c", str(self.prefix / "nginx.conf"), "-p", str(self.prefix)])
+        self.url = f"http://127.0.0.1:{port}/"
+        wait_for_port(port)
+
+    @property
+    def worker_pid(self) -> int:
+        return children(self.process.pid)[0]
+
+    def empty(self) -> None:
+        shutil.rmtree(self.store, ignore_errors=True)
+        self.store.mkdir()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def wait_for_port(port: int) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+def children(pid: int) -> list[int]:
+    return [int(child) for child in pathlib.Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def kept_files(server: ServerProcess) -> int:
+    with urllib.request.urlopen(server.url + "api/v1/upstream", timeout=10) as answer:
+        return json.load(answer)["kept"]["files"]
+
+
+def measure(pid: int, url: str, storage_pid: int, gib: float, expected: int) -> dict:
+    budget = cpu_budget(storage_pid, pid)
+    speed, size, peak, cpu = proxied_run(pid, url, rss_mib(pid), budget, gib)
+    assert size == expected, (url, size, expected)
+    return {"MiB/s": speed / MiB, "peak RSS MiB": peak, "CPU s/GiB": cpu["server"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--work", default="/tmp/wheelhouse-upstream-files-bench")
+    arguments = parser.parse_args()
+    work = pathlib.Path(arguments.work)
+    work.mkdir(parents=True, exist_ok=True)
+    binary = wheelhouse_binary()
+
+    wheel = big_wheel(work / "dist", arguments.size_mib * MiB)
+    size = wheel.stat().st_size
+    gib = size / (1 << 30)
+    tree = IndexTree(work / "pypi", "json")
+    entry = tree.add(wheel)
+    standin = NginxUpstreams(work / "standin", {"pypi": tree}).start()
+    storage_pid = children(standin.process.pid)[0]
+    upstream_root = standin.url("pypi").removesuffix("simple/").rstrip("/")
+    file_path = f"files/{entry['sha256']}/{wheel.name}"
+
+    local_data = work / "data-local"
+    if not (local_data / "catalog.db").exists():
+        shutil.rmtree(local_data, ignore_errors=True)
+        subprocess.run([binary, "ingest", "--data", str(local_data), str(wheel)], check=True, capture_output=True,
+                       timeout=900)
+    local = ServerProcess(local_data).start()
+    peer = NginxStore(work, upstream_root, standin.ca)
+    rows = []
+    try:
+        for run in range(1, arguments.runs + 1):
+            data = work / "data-upstream"
+            shutil.rmtree(data, ignore_errors=True)
+            pulled = ServerProcess(data, *standin.flags()).start()
+            peer.empty()
+            try:
+                urllib.request.urlopen(pulled.url + "simple/remote-bench/", timeout=30).read()
+                row = {"run": run}
+
+                def wheelhouse_first() -> None:
+                    row["wheelhouse first"] = measure(pulled.process.pid, pulled.url + file_path, storage_pid, gib, size)
+
+                def nginx_first() -> None:
+                    row["nginx first"] = measure(peer.worker_pid, peer.url + "packages/" + wheel.name, storage_pid,
+                                                 gib, size)
+
+                for step in ([wheelhouse_first, nginx_first] if run % 2 else [nginx_first, wheelhouse_first]):
+                    step()
+                deadline = time.monotonic() + 60
+                while kept_files(pulled) < 1 and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert kept_files(pulled) == 1, "wheelhouse kept no copy"
+                row["wheelhouse kept"] = measure(pulled.process.pid, pulled.url + file_path, storage_pid, gib, size)
+                row["nginx stored"] = measure(peer.worker_pid, peer.url + "packages/" + wheel.name, storage_pid,
+                                              gib, size)
+                row["wheelhouse local"] = measure(local.process.pid, local.url + file_path, storage_pid, gib, size)
+            finally:
+                pulled.stop()
+            rows.append(row)
+            print(f"run {run}: " + "; ".join(f"{k} {v['MiB/s']:.0f} MiB/s" for k, v in row.items() if k != "run"),
+                  flush=True)
+    finally:
+        peer.stop()
+        local.stop()
+        standin.stop()
+
+    paths = ["wheelhouse first", "nginx first", "wheelhouse kept", "nginx stored", "wheelhouse local"]
+    print("\n| run | " + " | ".join(paths) + " | first: wheelhouse / nginx | kept / local |")
+    print("| --- |" + " ---: |" * (len(paths) + 2))
+    for row in rows:
+        cells = [f"{row[p]['MiB/s']:.0f} MiB/s, {row[p]['CPU s/GiB']:.2f} CPU-s/GiB, {row[p]['peak RSS MiB']:.0f} MiB"
+                 for p in paths]
+        first = row["wheelhouse first"]["MiB/s"] / row["nginx first"]["MiB/s"]
+        kept = row["wheelhouse kept"]["MiB/s"] / row["wheelhouse local"]["MiB/s"]
+        print(f"| {row['run']} | " + " | ".join(cells) + f" | {first:.2f}× | {kept:.2f}× |")
+
+
+if __name__ == "__main__":
+    main()
