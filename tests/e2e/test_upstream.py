@@ -73,6 +73,18 @@ def one_url(tmp_path, wheelhouse_bin, start_server):
 VARIANT_INDEX = "variants/cu128-torch2.8/simple/"
 
 
+def wait_until_kept(server, files: int) -> None:
+    """A file pulled through is kept once its last byte has gone to the client and its copy is
+    synced: moments later, not before the client has it."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(server.url + "api/v1/upstream", timeout=10) as response:
+            if json.loads(response.read())["kept"]["files"] >= files:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"{files} upstream files were not kept within 30 s")
+
+
 def test_pip_installs_owned_and_upstream_projects_through_one_url(one_url, pip, tmp_path):
     server, upstreams, _ = one_url
     target = tmp_path / "site"
@@ -160,6 +172,7 @@ def test_a_kept_page_is_revalidated_with_its_etag(one_url):
 def test_upstream_down_serves_what_is_kept_and_names_the_upstream(one_url, pip, tmp_path):
     server, upstreams, _ = one_url
     pip("install", "--index-url", server.url + "simple/", "--target", str(tmp_path / "first"), "tinyup")
+    wait_until_kept(server, 2)  # tinyup 2.0 and its dependency torchy
     upstreams.kill()
     time.sleep(1.5)  # every kept page is past its age now
     status, headers, _ = get(server.url + "simple/tinyup/")
@@ -205,6 +218,7 @@ def test_a_file_fetched_through_the_index_is_checked_and_kept(one_url):
     for _ in range(2):
         status, _, body = get(url, "*/*")
         assert status == 200 and hashlib.sha256(body).hexdigest() == newest["hashes"]["sha256"]
+        wait_until_kept(server, 1)
     fetched = [line for line in upstreams.requests("pypi") if "tinyup-2.0-py3-none-any.whl " in line]
     assert len(fetched) == 1, fetched  # the second came from the blob store
 
@@ -212,6 +226,7 @@ def test_a_file_fetched_through_the_index_is_checked_and_kept(one_url):
 def test_operators_see_kept_upstream_files_in_metrics_fsck_and_prune(one_url, pip, tmp_path, wheelhouse_bin):
     server, upstreams, _ = one_url
     pip("install", "--index-url", server.url + VARIANT_INDEX, "--target", str(tmp_path / "site"), "tinyup")
+    wait_until_kept(server, 2)
     with urllib.request.urlopen(server.url + "metrics", timeout=10) as response:
         metrics = response.read().decode()
     fetched = re.search(r'^wheelhouse_upstream_fetches_total\{upstream="pypi",outcome="fetched"\} (\d+)$', metrics, re.M)

@@ -273,11 +273,13 @@ void remote_downloads::transfer::finish(relay_progress& progress, const result<r
         return body->fail();
     }
     if (!whole_and_verified(progress, metrics)) return body->fail();
-    // Kept before the last bytes go: a client that has the whole file and asks again finds the copy.
+    const bool delivered = (progress.held.empty() || body->push(std::move(progress.held))) &&
+                           (progress.batch.empty() || body->push(std::move(progress.batch)));
+    if (delivered) body->finish();
+    // Kept after the last bytes went: syncing a large copy takes as long as the disk needs
+    // (3.7 s a GiB here), and the client need not wait for it. Until it is in place, a request
+    // for the file streams it again; the copy is kept whether or not this client stayed.
     keep_verified_copy(progress, blobs);
-    if (!progress.held.empty() && !body->push(std::move(progress.held))) return;
-    if (!progress.batch.empty() && !body->push(std::move(progress.batch))) return;
-    body->finish();
 }
 
 bool remote_downloads::transfer::whole_and_verified(relay_progress& progress,
