@@ -22,7 +22,7 @@ test=(
   python3-jwt python3-cryptography python3-requests  # tests/e2e/oidc_issuer.py: a local OIDC issuer
   nginx-light wrk chromium sqlite3 openssl ca-certificates procps prometheus strace util-linux
   clang-14 libclang-rt-14-dev  # the fuzz preset: clang 14 and its libFuzzer
-  ceph-mon ceph-osd radosgw s3cmd  # tests/e2e/test_s3_store.py: a one-node Ceph with radosgw (deploy/radosgw.sh)
+  ceph-mon ceph-osd radosgw s3cmd  # tests/e2e/test_s3_check.py: a one-node Ceph with radosgw (deploy/radosgw.sh)
 )
 # What `ldd wheelhouse` names, by package; keep in step with CMakeLists.txt's find_package list.
 runtime=(

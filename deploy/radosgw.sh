@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throw-away, one-node Ceph cluster with radosgw on loopback: the S3 endpoint that the tests
-# (tests/e2e/test_s3_store.py) and benches (bench/s3_store.py) use. One mon, one OSD on memstore
+# (tests/e2e/test_s3_check.py) use. One mon, one OSD on memstore
 # (the data lives in the OSD's memory), no mgr, radosgw's beast frontend on 127.0.0.1, and one
 # user whose keys are written to DIR/env. Nothing is installed or left running outside DIR.
 #

@@ -7,6 +7,7 @@
 #include "wheelhouse/cli/inspect_command.hpp"
 #include "wheelhouse/cli/publisher_command.hpp"
 #include "wheelhouse/cli/register_command.hpp"
+#include "wheelhouse/cli/s3_check_command.hpp"
 #include "wheelhouse/cli/serve_command.hpp"
 #include "wheelhouse/cli/token_command.hpp"
 #include "wheelhouse/cli/upstream_commands.hpp"
@@ -30,6 +31,7 @@ void add_commands(CLI::App& app) {
     add_export_command(app);
     add_reserve_command(app);
     add_upstream_prune_command(app);
+    add_s3_check_command(app);
 }
 
 int exit_status() noexcept { return g_exit_status; }

@@ -1,0 +1,326 @@
+#include "wheelhouse/s3/object_client.hpp"
+
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/url/parse.hpp>
+#include <openssl/ssl.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/remote/tls_context.hpp"
+#include "wheelhouse/transport/net.hpp"
+
+namespace wheelhouse::s3 {
+namespace {
+
+namespace ssl = boost::asio::ssl;
+using response = http::response<http::string_body>;
+
+struct endpoint_parts {
+    bool tls = false;
+    std::string host;
+    std::string port;
+    std::string host_header;  // host, or host:port when not the scheme's
+};
+
+result<endpoint_parts> parse_endpoint(const std::string& text) {
+    const auto parsed = boost::urls::parse_absolute_uri(text);
+    // Never echoed when it holds a user or password: a message is logged and shown.
+    const std::string shown = parsed && parsed->has_userinfo() ? std::string("the URL given") : "'" + text + "'";
+    const auto wrong = [&](std::string_view why) {
+        return invalid("give s3-endpoint as the store's base URL, such as https://s3.example.com or "
+                       "http://127.0.0.1:7480: " + shown + " " + std::string(why));
+    };
+    if (!parsed) return wrong("is not a URL");
+    endpoint_parts parts;
+    const auto scheme = parsed->scheme();
+    if (scheme != "http" && scheme != "https") return wrong("is neither http nor https");
+    if (parsed->has_userinfo()) return wrong("has credentials in it (give them in the environment)");
+    if (parsed->has_query() || parsed->has_fragment() || (parsed->path() != "" && parsed->path() != "/"))
+        return wrong("has a path, query or fragment (the bucket is its own setting)");
+    parts.tls = scheme == "https";
+    parts.host = parsed->encoded_host().decode();
+    if (parts.host.empty()) return wrong("has no host");
+    parts.port = parsed->has_port() ? std::string(parsed->port()) : (parts.tls ? "443" : "80");
+    const std::string host_text = std::string(parsed->encoded_host_and_port());
+    parts.host_header = parsed->has_port() && parts.port != (parts.tls ? "443" : "80") ? host_text
+                                                                                       : std::string(parsed->encoded_host());
+    return parts;
+}
+
+std::string trimmed(std::string_view text) {
+    const auto first = text.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos) return {};
+    const auto last = text.find_last_not_of(" \t\r");
+    return std::string(text.substr(first, last - first + 1));
+}
+
+// Runs one asynchronous step to its end on the call's own io_context.
+template <typename Start>
+error_code await(net::io_context& io, Start&& start) {
+    error_code result = net::error::would_block;
+    start([&](error_code ec, auto&&...) { result = ec; });
+    io.restart();
+    io.run();
+    return result;
+}
+
+error transport_failure(const endpoint_parts& where, std::string_view step, error_code ec) {
+    const bool late = ec == beast::error::timeout;
+    return make_error(late ? error_kind::timeout : error_kind::unavailable,
+                      "the object store at " + where.host_header + " failed while " + std::string(step) + ": " +
+                          (late ? std::string("no answer in time (s3-timeout)") : ec.message()));
+}
+
+}  // namespace
+
+struct object_client::impl {
+    bucket_settings settings;
+    endpoint_parts where;
+    std::unique_ptr<ssl::context> tls;
+
+    // One request on a new connection: the answer's status, headers and body (≤ max_body).
+    template <typename Body>
+    result<response> exchange(const endpoint_parts& to, http::request<Body>& request, std::uint64_t max_body) {
+        net::io_context io;
+        tcp::resolver resolver(io);
+        tcp::resolver::results_type found;
+        const auto resolved = await(io, [&](auto handler) {
+            resolver.async_resolve(to.host, to.port, [&, handler](error_code ec, tcp::resolver::results_type r) {
+                found = std::move(r);
+                handler(ec);
+            });
+        });
+        if (resolved) return transport_failure(to, "resolving its name", resolved);
+        beast::tcp_stream tcp_stream(io);
+        tcp_stream.expires_after(settings.timeout);
+        if (auto ec = await(io, [&](auto handler) { tcp_stream.async_connect(found, handler); }))
+            return transport_failure(to, "connecting", ec);
+        if (!to.tls) return over(io, tcp_stream, to, request, max_body);
+
+        beast::ssl_stream<beast::tcp_stream> stream(std::move(tcp_stream), *tls);
+        error_code not_an_address;
+        (void)net::ip::make_address(to.host, not_an_address);
+        if (not_an_address) SSL_set_tlsext_host_name(stream.native_handle(), to.host.c_str());  // SNI names hosts only
+        stream.set_verify_callback(ssl::host_name_verification(to.host));
+        beast::get_lowest_layer(stream).expires_after(settings.timeout);
+        if (auto ec = await(io, [&](auto handler) { stream.async_handshake(ssl::stream_base::client, handler); }))
+            return transport_failure(to, "negotiating TLS (is s3-ca-bundle right?)", ec);
+        return over(io, stream, to, request, max_body);
+    }
+
+    template <typename Stream, typename Body>
+    result<response> over(net::io_context& io, Stream& stream, const endpoint_parts& to, http::request<Body>& request,
+                          std::uint64_t max_body) {
+        beast::get_lowest_layer(stream).expires_after(settings.timeout);
+        http::request_serializer<Body> serializer(request);
+        // Each chunk of a large body renews the deadline: the timeout bounds a stall, not a file.
+        while (!serializer.is_done()) {
+            beast::get_lowest_layer(stream).expires_after(settings.timeout);
+            if (auto ec = await(io, [&](auto handler) { http::async_write_some(stream, serializer, handler); }))
+                return transport_failure(to, "sending the request", ec);
+        }
+        beast::flat_buffer buffer;
+        http::response_parser<http::string_body> parser;
+        parser.body_limit(max_body);
+        parser.skip(request.method() == http::verb::head);
+        beast::get_lowest_layer(stream).expires_after(settings.timeout);
+        if (auto ec = await(io, [&](auto handler) { http::async_read(stream, buffer, parser, handler); })) {
+            if (ec == http::error::body_limit)
+                return make_error(error_kind::upstream, "the object store answered more than " +
+                                                            std::to_string(max_body) + " bytes");
+            return transport_failure(to, "reading the answer", ec);
+        }
+        return parser.release();
+    }
+
+    template <typename Body>
+    result<response> signed_call(http::verb verb, std::string_view path, name_value_list query,
+                                 http::request<Body> request, std::string_view payload_sha256,
+                                 std::uint64_t max_body = 1 << 20) {
+        const std::string method(http::to_string(verb));
+        const request_line line{method, where.host_header, path, std::move(query)};
+        request.method(verb);
+        request.target(request_target(line));
+        request.version(11);
+        request.set(http::field::host, where.host_header);
+        request.set(http::field::user_agent, "wheelhouse");
+        for (const auto& [name, value] : sign_headers(line, {}, payload_sha256, settings.who, settings.region,
+                                                      std::chrono::system_clock::now()))
+            request.set(name, value);
+        request.prepare_payload();
+        return exchange(where, request, max_body);
+    }
+
+    std::string bucket_path(std::string_view key) const { return "/" + settings.bucket + "/" + std::string(key); }
+};
+
+namespace {
+
+constexpr std::string_view empty_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+// A status outside 2xx as an error that names the store's own code and leads with the fix.
+error refusal(const response& answer, std::string_view what) {
+    std::string code, detail;
+    if (auto parsed = error_of(answer.body()); parsed && !parsed->code.empty()) {
+        code = parsed->code;
+        detail = parsed->message.empty() ? "" : ": " + parsed->message.substr(0, 200);
+    }
+    const unsigned status = answer.result_int();
+    std::string fix;
+    if (code == "SignatureDoesNotMatch" || code == "InvalidAccessKeyId" || status == 403)
+        fix = "check the access key pair (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or s3-credentials-file) and s3-region";
+    else if (code == "NoSuchBucket")
+        fix = "create the bucket, or correct s3-bucket";
+    else if (status >= 500)
+        fix = "the store is failing; try again later";
+    const std::string said = code.empty() ? "HTTP " + std::to_string(status) : code + " (HTTP " + std::to_string(status) + ")";
+    const auto kind = status == 403 || status == 401 ? error_kind::forbidden
+                      : status == 404            ? error_kind::not_found
+                      : status >= 500            ? error_kind::unavailable
+                                                 : error_kind::upstream;
+    return make_error(kind, (fix.empty() ? "" : fix + ": ") + "the object store refused " + std::string(what) +
+                                " with " + said + detail);
+}
+
+bool ok(const response& answer) { return answer.result_int() / 100 == 2; }
+
+}  // namespace
+
+result<credentials> credentials_from(const std::string& file) {
+    credentials who;
+    if (file.empty()) {
+        const char* id = std::getenv("AWS_ACCESS_KEY_ID");
+        const char* secret = std::getenv("AWS_SECRET_ACCESS_KEY");
+        const char* token = std::getenv("AWS_SESSION_TOKEN");
+        who.access_key_id = id ? id : "";
+        who.secret_access_key = secret ? secret : "";
+        who.session_token = token ? token : "";
+    } else {
+        std::ifstream in(file);
+        if (!in) return invalid("s3-credentials-file '" + file + "' cannot be read");
+        std::string line;
+        bool in_first_profile = true;
+        int profiles = 0;
+        while (std::getline(in, line)) {
+            const std::string text = trimmed(line);
+            if (text.starts_with("[")) in_first_profile = ++profiles == 1;
+            const auto equals = text.find('=');
+            if (!in_first_profile || equals == std::string::npos || text.starts_with("#")) continue;
+            const std::string name = trimmed(std::string_view(text).substr(0, equals));
+            const std::string value = trimmed(std::string_view(text).substr(equals + 1));
+            if (name == "aws_access_key_id") who.access_key_id = value;
+            else if (name == "aws_secret_access_key") who.secret_access_key = value;
+            else if (name == "aws_session_token") who.session_token = value;
+        }
+    }
+    if (who.access_key_id.empty() || who.secret_access_key.empty()) {
+        return invalid(std::string("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment, or give "
+                                   "s3-credentials-file: no access key pair was found") +
+                       (file.empty() ? "" : " in " + file));
+    }
+    return who;
+}
+
+object_client::object_client(std::unique_ptr<impl> state) noexcept : impl_(std::move(state)) {}
+object_client::~object_client() = default;
+
+result<std::unique_ptr<object_client>> object_client::create(bucket_settings settings) {
+    auto where = parse_endpoint(settings.endpoint);
+    if (!where) return where.error();
+    if (settings.bucket.empty() || settings.bucket.find('/') != std::string::npos)
+        return invalid("s3-bucket must name one bucket (no '/'): '" + settings.bucket + "'");
+    if (settings.region.empty()) return invalid("s3-region must not be empty (radosgw and MinIO take us-east-1)");
+    auto state = std::make_unique<impl>();
+    // Made for an http endpoint too: a presigned URL may be https.
+    auto context = remote::make_tls_client_context(settings.ca_bundle);
+    if (!context) return context.error();
+    state->tls = std::move(*context);
+    state->settings = std::move(settings);
+    state->where = std::move(*where);
+    return std::unique_ptr<object_client>(new object_client(std::move(state)));
+}
+
+const bucket_settings& object_client::settings() const noexcept { return impl_->settings; }
+
+std::string object_client::key_of(std::string_view name) const { return impl_->settings.prefix + std::string(name); }
+
+result<void> object_client::check_bucket() {
+    auto answer = impl_->signed_call(http::verb::head, "/" + impl_->settings.bucket, {},
+                                     http::request<http::empty_body>{}, empty_sha256);
+    if (!answer) return answer.error();
+    if (answer->result_int() == 404)
+        return make_error(error_kind::not_found, "create the bucket, or correct s3-bucket: the object store has no "
+                                                 "bucket '" + impl_->settings.bucket + "'");
+    if (!ok(*answer)) return refusal(*answer, "access to bucket '" + impl_->settings.bucket + "'");
+    return {};
+}
+
+result<void> object_client::put_file(std::string_view key, const std::filesystem::path& file,
+                                     std::string_view sha256) {
+    http::request<http::file_body> request;
+    error_code ec;
+    request.body().open(file.c_str(), beast::file_mode::scan, ec);
+    if (ec) return make_error(error_kind::internal, "cannot read " + file.string() + ": " + ec.message());
+    auto answer = impl_->signed_call(http::verb::put, impl_->bucket_path(key), {}, std::move(request), sha256);
+    if (!answer) return answer.error();
+    if (!ok(*answer)) return refusal(*answer, "the upload of " + std::string(key));
+    return {};
+}
+
+result<std::optional<std::uint64_t>> object_client::size_of(std::string_view key) {
+    auto answer = impl_->signed_call(http::verb::head, impl_->bucket_path(key), {}, http::request<http::empty_body>{},
+                                     empty_sha256);
+    if (!answer) return answer.error();
+    if (answer->result_int() == 404) return std::optional<std::uint64_t>();
+    if (!ok(*answer)) return refusal(*answer, "a look at " + std::string(key));
+    const auto length = (*answer)[http::field::content_length];
+    std::uint64_t size = 0;
+    const auto [end, failure] = std::from_chars(length.data(), length.data() + length.size(), size);
+    if (failure != std::errc{} || end != length.data() + length.size() || length.empty())
+        return make_error(error_kind::upstream, "the object store gave " + std::string(key) + " no length");
+    return std::optional(size);
+}
+
+result<std::string> object_client::get(std::string_view key, std::uint64_t max_bytes) {
+    auto answer = impl_->signed_call(http::verb::get, impl_->bucket_path(key), {}, http::request<http::empty_body>{},
+                                     empty_sha256, max_bytes);
+    if (!answer) return answer.error();
+    if (!ok(*answer)) return refusal(*answer, "the download of " + std::string(key));
+    return std::move(answer->body());
+}
+
+result<void> object_client::remove(std::string_view key) {
+    auto answer = impl_->signed_call(http::verb::delete_, impl_->bucket_path(key), {},
+                                     http::request<http::empty_body>{}, empty_sha256);
+    if (!answer) return answer.error();
+    if (!ok(*answer) && answer->result_int() != 404) return refusal(*answer, "the removal of " + std::string(key));
+    return {};
+}
+
+std::string object_client::presigned_get(std::string_view key, std::chrono::seconds expires) const {
+    const std::string path = impl_->bucket_path(key);
+    const request_line line{"GET", impl_->where.host_header, path, {}};
+    return std::string(impl_->where.tls ? "https://" : "http://") + impl_->where.host_header + uri_encode(path, true) +
+           "?" + presign_query(line, impl_->settings.who, impl_->settings.region, std::chrono::system_clock::now(),
+                               expires);
+}
+
+result<std::string> object_client::get_url(const std::string& url, std::uint64_t max_bytes) {
+    const auto parsed = boost::urls::parse_absolute_uri(url);
+    if (!parsed) return invalid("not a URL: " + url);
+    auto where = parse_endpoint(std::string(parsed->scheme()) + "://" + std::string(parsed->encoded_authority()));
+    if (!where) return where.error();
+    http::request<http::empty_body> request{http::verb::get, std::string(parsed->encoded_target()), 11};
+    request.set(http::field::host, where->host_header);
+    request.set(http::field::user_agent, "wheelhouse");
+    auto answer = impl_->exchange(*where, request, max_bytes);
+    if (!answer) return answer.error();
+    if (!ok(*answer)) return refusal(*answer, "a presigned download");
+    return std::move(answer->body());
+}
+
+}  // namespace wheelhouse::s3

@@ -1,0 +1,73 @@
+#pragma once
+// A client of one S3-compatible bucket (AWS S3, Ceph radosgw, MinIO): Signature V4 requests over
+// Beast, plain HTTP or HTTPS with certificate and host-name checks, path-style addressing
+// (https://endpoint/bucket/key), a deadline on every step. Uploads stream from a file and carry
+// its sha256 as x-amz-content-sha256, so the store itself refuses bytes that do not match.
+// Credentials are never logged nor put in a message; only the access key id is sent.
+//
+// Thread safety: every member may be called from any number of threads at once; each call
+// blocks its thread (a worker or a command line, never an I/O thread) on a connection of its own.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wheelhouse/result.hpp"
+#include "wheelhouse/s3/signature_v4.hpp"
+#include "wheelhouse/s3/xml_answer.hpp"
+
+namespace wheelhouse::s3 {
+
+struct bucket_settings {
+    std::string endpoint;  // http(s)://host[:port], no path
+    std::string region = "us-east-1";
+    std::string bucket;
+    std::string prefix;     // every key begins with it ("wheelhouse/"); may be empty
+    std::string ca_bundle;  // a PEM file for https; empty: the system's store
+    credentials who;
+    std::chrono::milliseconds timeout{std::chrono::seconds(30)};  // each connect, read and write
+};
+
+// The access key pair from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN),
+// or, when `file` is given, from its `aws_access_key_id = ...` lines (the AWS credentials file's
+// spelling; its first profile). Never from a command line, where `ps` shows it.
+result<credentials> credentials_from(const std::string& file);
+
+class object_client {
+public:
+    // Checks the endpoint's form and loads the CA bundle; no request is made.
+    static result<std::unique_ptr<object_client>> create(bucket_settings settings);
+    ~object_client();
+    object_client(const object_client&) = delete;
+    object_client& operator=(const object_client&) = delete;
+
+    const bucket_settings& settings() const noexcept;
+    // The bucket's key for `name`: prefix + name.
+    std::string key_of(std::string_view name) const;
+
+    // HEAD of the bucket: it exists and these credentials may use it.
+    result<void> check_bucket();
+    // PUT of `file` as `key`; `sha256` is the file's (hex), checked by the store.
+    result<void> put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
+    // The object's size; nullopt when there is none.
+    result<std::optional<std::uint64_t>> size_of(std::string_view key);
+    // GET of a small object whole (at most `max_bytes`).
+    result<std::string> get(std::string_view key, std::uint64_t max_bytes);
+    // DELETE; an absent object is not an error (S3 answers 204 either way).
+    result<void> remove(std::string_view key);
+    // A URL anyone may GET `key` with for `expires` from now, no credentials needed.
+    std::string presigned_get(std::string_view key, std::chrono::seconds expires) const;
+    // GET of a URL without signing it (a presigned one), at most `max_bytes`.
+    result<std::string> get_url(const std::string& url, std::uint64_t max_bytes);
+
+private:
+    struct impl;
+    explicit object_client(std::unique_ptr<impl> state) noexcept;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace wheelhouse::s3
