@@ -59,6 +59,15 @@ int check(s3_check_options options) {
     } remove_file{file};
 
     if (auto put = client.put_file(key, file, sha256); !put) return fail("uploading a probe", put.error());
+    // From here on, whichever step fails, the probe does not stay in the bucket.
+    struct probe_removal {
+        s3::object_client& client;
+        const std::string& key;
+        bool armed = true;
+        ~probe_removal() {
+            if (armed) (void)client.remove(key);
+        }
+    } removal{client, key};
     passed("put " + key + " (" + std::to_string(body.size()) + " bytes, sha256 checked by the store)");
     auto size = client.size_of(key);
     if (!size) return fail("reading the probe's size", size.error());
@@ -82,6 +91,7 @@ int check(s3_check_options options) {
         passed("a body whose sha256 is not the one signed is refused (" + lied.error().message + ")");
     }
 
+    removal.armed = false;
     if (auto removed = client.remove(key); !removed) return fail("removing the probe", removed.error());
     auto gone = client.size_of(key);
     if (!gone || *gone) return fail("removing the probe", make_error(error_kind::upstream, "it is still there"));

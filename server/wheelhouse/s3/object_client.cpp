@@ -162,12 +162,21 @@ namespace {
 
 constexpr std::string_view empty_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
+// The store's words for a message: printable ASCII, at most `limit` bytes, every other byte '?'
+// (an answer's &#27; must not reach an operator's terminal as an escape sequence).
+std::string printable(std::string_view text, std::size_t limit) {
+    std::string out(text.substr(0, limit));
+    for (auto& c : out)
+        if (c < 0x20 || c > 0x7E) c = '?';
+    return out;
+}
+
 // A status outside 2xx as an error that names the store's own code and leads with the fix.
 error refusal(const response& answer, std::string_view what) {
     std::string code, detail;
     if (auto parsed = error_of(answer.body()); parsed && !parsed->code.empty()) {
-        code = parsed->code;
-        detail = parsed->message.empty() ? "" : ": " + parsed->message.substr(0, 200);
+        code = printable(parsed->code, 64);
+        detail = parsed->message.empty() ? "" : ": " + printable(parsed->message, 200);
     }
     const unsigned status = answer.result_int();
     std::string fix;
