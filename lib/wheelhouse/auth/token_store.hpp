@@ -130,8 +130,8 @@ private:
     mutable std::mutex cache_mutex_;
     mutable std::unordered_map<std::string, cached_check> grants_;    // by the secret's hash
     mutable std::unordered_map<std::string, cached_check> refusals_;  // likewise
-    mutable std::uint64_t generation_ = 0;        // moves each time checks_ is dropped
-    mutable std::uint64_t external_changes_ = 0;  // the catalog's count, when checks_ was last trusted
+    mutable std::uint64_t generation_ = 0;        // moves each time both maps are dropped
+    mutable std::uint64_t external_changes_ = 0;  // the catalog's count, when the maps were last trusted
     mutable std::atomic<std::uint64_t> hits_{0};
     mutable std::atomic<std::uint64_t> lookups_{0};
 };
