@@ -5,6 +5,7 @@
 #include <boost/url/parse.hpp>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
@@ -28,8 +29,11 @@ struct endpoint_parts {
 
 result<endpoint_parts> parse_endpoint(const std::string& text) {
     const auto parsed = boost::urls::parse_absolute_uri(text);
-    // Never echoed when it holds a user or password: a message is logged and shown.
-    const std::string shown = parsed && parsed->has_userinfo() ? std::string("the URL given") : "'" + text + "'";
+    // Echoed only when nothing in it can be a secret (a user, a password, a query, a fragment),
+    // and as printable ASCII: a message is logged and shown.
+    const bool plain = text.size() <= 200 && text.find_first_of("@?#") == std::string::npos &&
+                       std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
+    const std::string shown = plain ? "'" + text + "'" : std::string("the URL given");
     const auto wrong = [&](std::string_view why) {
         return invalid("give s3-endpoint as the store's base URL, such as https://s3.example.com or "
                        "http://127.0.0.1:7480: " + shown + " " + std::string(why));
@@ -197,6 +201,43 @@ error refusal(const response& answer, std::string_view what) {
 
 bool ok(const response& answer) { return answer.result_int() / 100 == 2; }
 
+bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// S3's naming rules: 3 to 63 of a-z 0-9 . -, a letter or digit at each end, no "..", not an
+// address. Checked here so a name never becomes a path (`..`) or a header (CR LF).
+result<void> check_bucket_name(const std::string& name) {
+    const bool charset = std::all_of(name.begin(), name.end(), [](char c) { return lower_alnum(c) || c == '.' || c == '-'; });
+    error_code not_an_address;
+    (void)net::ip::make_address(name, not_an_address);
+    if (name.size() >= 3 && name.size() <= 63 && charset && lower_alnum(name.front()) && lower_alnum(name.back()) &&
+        name.find("..") == std::string::npos && not_an_address)
+        return {};
+    const bool show = charset && name.size() <= 63;
+    return invalid("s3-bucket must name one bucket: 3 to 63 of a-z, 0-9, '.' and '-', a letter or digit at each "
+                   "end, no '..', not an address" + (show ? ": '" + name + "' is not one" : std::string()));
+}
+
+// Folders of a-z A-Z 0-9 . _ - (none empty, none "." or ".."), so no key can leave the prefix
+// however a proxy in front of the store normalises paths.
+result<void> check_prefix(const std::string& prefix) {
+    std::size_t start = 0;
+    while (start < prefix.size()) {
+        const auto slash = prefix.find('/', start);
+        const auto segment = std::string_view(prefix).substr(start, slash == std::string::npos ? slash : slash - start);
+        const bool fine = !segment.empty() && segment != "." && segment != ".." &&
+                          std::all_of(segment.begin(), segment.end(), [](char c) {
+                              return lower_alnum(c) || (c >= 'A' && c <= 'Z') || c == '.' || c == '_' || c == '-';
+                          });
+        if (!fine) {
+            return invalid("s3-prefix takes folders of letters, digits, '.', '_' and '-' (none empty, none '.' or "
+                           "'..', no leading '/'), such as wheelhouse/ or team/wheels/");
+        }
+        if (slash == std::string::npos) break;
+        start = slash + 1;
+    }
+    return {};
+}
+
 }  // namespace
 
 result<credentials> credentials_from(const std::string& file) {
@@ -226,6 +267,15 @@ result<credentials> credentials_from(const std::string& file) {
             else if (name == "aws_session_token") who.session_token = value;
         }
     }
+    // Printable ASCII without spaces, or a value could end a header and start another.
+    const auto clean = [](const std::string& value) {
+        return std::all_of(value.begin(), value.end(), [](char c) { return c > 0x20 && c < 0x7F; });
+    };
+    if (!clean(who.access_key_id) || who.access_key_id.find('/') != std::string::npos || !clean(who.secret_access_key) ||
+        !clean(who.session_token)) {
+        return invalid("give the access key id, secret and session token as printable ASCII without spaces (and no '/' "
+                       "in the key id): one of them holds other characters");
+    }
     if (who.access_key_id.empty() || who.secret_access_key.empty()) {
         return invalid(std::string("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment, or give "
                                    "s3-credentials-file: no access key pair was found") +
@@ -240,13 +290,19 @@ object_client::~object_client() = default;
 result<std::unique_ptr<object_client>> object_client::create(bucket_settings settings) {
     auto where = parse_endpoint(settings.endpoint);
     if (!where) return where.error();
-    if (settings.bucket.empty() || settings.bucket.find('/') != std::string::npos)
-        return invalid("s3-bucket must name one bucket (no '/'): '" + settings.bucket + "'");
+    if (auto named = check_bucket_name(settings.bucket); !named) return named.error();
+    if (auto placed = check_prefix(settings.prefix); !placed) return placed.error();
     if (settings.region.empty()) return invalid("s3-region must not be empty (radosgw and MinIO take us-east-1)");
+    if (!std::all_of(settings.region.begin(), settings.region.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }))
+        return invalid("s3-region takes a-z, 0-9 and '-' only, as eu-west-3 or us-east-1");
     auto state = std::make_unique<impl>();
     // Made for an http endpoint too: a presigned URL may be https.
     auto context = remote::make_tls_client_context(settings.ca_bundle);
-    if (!context) return context.error();
+    if (!context) {
+        return make_error(context.error().kind, "give s3-ca-bundle as a readable PEM file of CA certificates: '" +
+                                                    settings.ca_bundle + "' will not do (" + context.error().message + ")");
+    }
     state->tls = std::move(*context);
     state->settings = std::move(settings);
     state->where = std::move(*where);
@@ -268,15 +324,27 @@ result<void> object_client::check_bucket() {
     return {};
 }
 
-result<void> object_client::put_file(std::string_view key, const std::filesystem::path& file,
-                                     std::string_view sha256) {
+result<put_answer> object_client::try_put_file(std::string_view key, const std::filesystem::path& file,
+                                               std::string_view sha256) {
     http::request<http::file_body> request;
     error_code ec;
     request.body().open(file.c_str(), beast::file_mode::scan, ec);
     if (ec) return make_error(error_kind::internal, "cannot read " + file.string() + ": " + ec.message());
     auto answer = impl_->signed_call(http::verb::put, impl_->bucket_path(key), {}, std::move(request), sha256);
     if (!answer) return answer.error();
-    if (!ok(*answer)) return refusal(*answer, "the upload of " + std::string(key));
+    put_answer put{answer->result_int(), {}, std::nullopt};
+    if (!ok(*answer)) {
+        if (auto said = error_of(answer->body()); said) put.code = printable(said->code, 64);
+        put.refusal = refusal(*answer, "the upload of " + std::string(key));
+    }
+    return put;
+}
+
+result<void> object_client::put_file(std::string_view key, const std::filesystem::path& file,
+                                     std::string_view sha256) {
+    auto put = try_put_file(key, file, sha256);
+    if (!put) return put.error();
+    if (put->refusal) return *put->refusal;
     return {};
 }
 
@@ -318,7 +386,7 @@ std::string object_client::presigned_get(std::string_view key, std::chrono::seco
                                expires);
 }
 
-result<std::string> object_client::get_url(const std::string& url, std::uint64_t max_bytes) {
+result<std::string> object_client::get_url(const std::string& url, std::uint64_t max_bytes, const std::string& range) {
     const auto parsed = boost::urls::parse_absolute_uri(url);
     if (!parsed) return invalid("not a URL: " + url);
     auto where = parse_endpoint(std::string(parsed->scheme()) + "://" + std::string(parsed->encoded_authority()));
@@ -326,6 +394,7 @@ result<std::string> object_client::get_url(const std::string& url, std::uint64_t
     http::request<http::empty_body> request{http::verb::get, std::string(parsed->encoded_target()), 11};
     request.set(http::field::host, where->host_header);
     request.set(http::field::user_agent, "wheelhouse");
+    if (!range.empty()) request.set(http::field::range, range);
     auto answer = impl_->exchange(*where, request, max_bytes);
     if (!answer) return answer.error();
     if (!ok(*answer)) return refusal(*answer, "a presigned download");

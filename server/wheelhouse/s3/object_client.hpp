@@ -37,6 +37,14 @@ struct bucket_settings {
 // spelling; its first profile). Never from a command line, where `ps` shows it.
 result<credentials> credentials_from(const std::string& file);
 
+// What the store answered an upload: its status, its error code (printable; empty on success),
+// and the refusal as put_file() would give it when the status is not 2xx.
+struct put_answer {
+    unsigned status = 0;
+    std::string code;
+    std::optional<error> refusal;
+};
+
 class object_client {
 public:
     // Checks the endpoint's form and loads the CA bundle; no request is made.
@@ -53,6 +61,8 @@ public:
     result<void> check_bucket();
     // PUT of `file` as `key`; `sha256` is the file's (hex), checked by the store.
     result<void> put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
+    // The same, the store's answer given back whatever it is; an error only when no answer came.
+    result<put_answer> try_put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
     // The object's size; nullopt when there is none.
     result<std::optional<std::uint64_t>> size_of(std::string_view key);
     // GET of a small object whole (at most `max_bytes`).
@@ -61,8 +71,9 @@ public:
     result<void> remove(std::string_view key);
     // A URL anyone may GET `key` with for `expires` from now, no credentials needed.
     std::string presigned_get(std::string_view key, std::chrono::seconds expires) const;
-    // GET of a URL without signing it (a presigned one), at most `max_bytes`.
-    result<std::string> get_url(const std::string& url, std::uint64_t max_bytes);
+    // GET of a URL without signing it (a presigned one), at most `max_bytes`; `range`, when
+    // given, is sent as the Range header (a presigned URL signs the host alone).
+    result<std::string> get_url(const std::string& url, std::uint64_t max_bytes, const std::string& range = {});
 
 private:
     struct impl;
