@@ -60,6 +60,18 @@ http {{
 """
 
 
+def wait_for_port(port: int, what: str) -> None:
+    """Until something accepts on 127.0.0.1:port, for 10 s at most."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on {port}")
+
+
 class NginxPeer:
     """nginx proxying the asset's storage URL: pid and url, as a ServerProcess has them."""
 
@@ -71,14 +83,7 @@ class NginxPeer:
         (prefix / "nginx.conf").write_text(NGINX_CONF.format(prefix=prefix, port=port, upstream=storage_url, ca=ca))
         self.process = subprocess.Popen(["nginx", "-c", str(prefix / "nginx.conf"), "-p", str(prefix)])
         self.asset_url = f"http://127.0.0.1:{port}/asset"
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"nginx did not listen; see {prefix / 'error.log'}")
+        wait_for_port(port, f"nginx (see {prefix / 'error.log'})")
 
     @property
     def worker_pid(self) -> int:

@@ -18,7 +18,6 @@ import argparse
 import json
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from remote_downloads import MiB, big_wheel, cpu_budget, proxied_run, rss_mib  # noqa: E402
+from remote_downloads import MiB, big_wheel, cpu_budget, proxied_run, rss_mib, wait_for_port  # noqa: E402
 from server_process import ServerProcess, wheelhouse_binary  # noqa: E402
 from simple_pages import free_port  # noqa: E402
 from upstream_standins import IndexTree, NginxUpstreams  # noqa: E402
@@ -79,7 +78,7 @@ class NginxStore:
                                                                   upstream=upstream, ca=ca))
         self.process = subprocess.Popen(["nginx", "-c", str(self.prefix / "nginx.conf"), "-p", str(self.prefix)])
         self.url = f"http://127.0.0.1:{port}/"
-        wait_for_port(port)
+        wait_for_port(port, "nginx (proxy_store)")
 
     @property
     def worker_pid(self) -> int:
@@ -92,17 +91,6 @@ class NginxStore:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
-
-
-def wait_for_port(port: int) -> None:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
 
 
 def children(pid: int) -> list[int]:
