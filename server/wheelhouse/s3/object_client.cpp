@@ -92,13 +92,20 @@ struct object_client::impl {
         net::io_context io;
         tcp::resolver resolver(io);
         tcp::resolver::results_type found;
+        // The resolver has no deadline of its own: a timer cancels it.
+        net::steady_timer deadline(io, settings.timeout);
+        bool late = false;
+        deadline.async_wait([&](error_code ec) {
+            if (!ec) late = true, resolver.cancel();
+        });
         const auto resolved = await(io, [&](auto handler) {
             resolver.async_resolve(to.host, to.port, [&, handler](error_code ec, tcp::resolver::results_type r) {
+                deadline.cancel();
                 found = std::move(r);
                 handler(ec);
             });
         });
-        if (resolved) return transport_failure(to, "resolving its name", resolved);
+        if (resolved) return transport_failure(to, "resolving its name", late ? beast::error::timeout : resolved);
         beast::tcp_stream tcp_stream(io);
         tcp_stream.expires_after(settings.timeout);
         if (auto ec = await(io, [&](auto handler) { tcp_stream.async_connect(found, handler); }))
