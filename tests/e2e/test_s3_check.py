@@ -151,3 +151,91 @@ def test_a_store_that_is_down_or_silent_is_reported_within_the_timeout(wheelhous
             connection.close()
         silent.close()
     assert done.returncode == 1 and "no answer in time (s3-timeout)" in done.stderr, done.stderr
+
+
+# --- wheelhouse s3-push: the blob store's files copied into the bucket ------------------------
+
+def push(wheelhouse_bin, env: dict[str, str], data: pathlib.Path, *arguments: str) -> subprocess.CompletedProcess:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+    environment.update(AWS_ACCESS_KEY_ID=env["S3_ACCESS_KEY"], AWS_SECRET_ACCESS_KEY=env["S3_SECRET_KEY"])
+    return subprocess.run([str(wheelhouse_bin), "s3-push", "--data", str(data), "--s3-endpoint", env["S3_ENDPOINT"],
+                           "--s3-bucket", "wheels", *arguments], capture_output=True, text=True, timeout=300,
+                          env=environment)
+
+
+def listed(env: dict[str, str], prefix: str) -> dict[str, int]:
+    """Key → size of what s3cmd lists under s3://wheels/PREFIX."""
+    done = s3cmd(env, "ls", "--recursive", f"s3://wheels/{prefix}")
+    assert done.returncode == 0, done.stderr
+    sizes = {}
+    for line in done.stdout.splitlines():
+        fields = line.split()
+        sizes[fields[-1].removeprefix("s3://wheels/")] = int(fields[2])
+    return sizes
+
+
+def test_push_copies_every_blob_and_metadata_by_its_name_and_skips_them_the_second_time(wheelhouse_bin, radosgw,
+                                                                                      tmp_path):
+    from conftest import ingest
+    from wheelbuilder import build_wheel
+
+    farm = tmp_path / "farm"
+    build_wheel(farm, "pushed", "1.0")
+    build_wheel(farm, "pushed", "1.1", files={"pushed/big.bin": os.urandom(300_000).hex()})
+    data = tmp_path / "data"
+    assert ingest(wheelhouse_bin, data, farm).returncode == 0
+    on_disk = {str(path.relative_to(data)): path.stat().st_size for path in (data / "blobs").rglob("*")
+               if path.is_file()}
+    assert len(on_disk) == 4  # two wheels, two METADATA
+
+    first = push(wheelhouse_bin, radosgw, data, "--s3-prefix", "idx/")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.startswith("copied 4 files ("), first.stdout
+    assert listed(radosgw, "idx/") == {f"idx/{name}": size for name, size in on_disk.items()}
+    # The bytes, fetched by a client of its own, are the ones on disk.
+    wheel = next(name for name in on_disk if not name.endswith(".metadata"))
+    fetched = s3cmd(radosgw, "get", f"s3://wheels/idx/{wheel}", str(tmp_path / "fetched"))
+    assert fetched.returncode == 0, fetched.stderr
+    assert (tmp_path / "fetched").read_bytes() == (data / wheel).read_bytes()
+
+    again = push(wheelhouse_bin, radosgw, data, "--s3-prefix", "idx/")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("copied 0 files (0 bytes) to bucket 'wheels'; 4 were there already; 0 refused")
+
+
+def test_push_refuses_a_local_blob_whose_bytes_no_longer_match_its_name(wheelhouse_bin, radosgw, tmp_path):
+    from conftest import ingest
+    from wheelbuilder import build_wheel
+
+    build_wheel(tmp_path / "farm", "rotted", "1.0")
+    data = tmp_path / "data"
+    assert ingest(wheelhouse_bin, data, tmp_path / "farm").returncode == 0
+    blob = next(path for path in (data / "blobs").rglob("*") if path.is_file() and path.suffix != ".metadata")
+    rotten = bytearray(blob.read_bytes())
+    rotten[100] ^= 0xFF
+    blob.chmod(0o644)
+    blob.write_bytes(bytes(rotten))
+
+    done = push(wheelhouse_bin, radosgw, data, "--s3-prefix", "rot/")
+    assert done.returncode == 1, done.stdout
+    assert "was refused (XAmzContentSHA256Mismatch): run wheelhouse fsck" in done.stderr, done.stderr
+    assert done.stdout.startswith("copied 1 files"), done.stdout  # the METADATA went; the blob did not
+    assert [key for key in listed(radosgw, "rot/") if not key.endswith(".metadata")] == []
+
+
+def test_push_needs_an_existing_data_folder_and_a_bucket_that_will_do(wheelhouse_bin, radosgw, tmp_path):
+    done = push(wheelhouse_bin, radosgw, tmp_path / "nothing-here")
+    assert done.returncode == 1 and "catalog" in done.stderr, done.stderr
+    assert not (tmp_path / "nothing-here").exists()
+    (tmp_path / "data").mkdir()
+    from conftest import ingest
+    from wheelbuilder import build_wheel
+    build_wheel(tmp_path / "farm", "nobucket", "1.0")
+    assert ingest(wheelhouse_bin, tmp_path / "data", tmp_path / "farm").returncode == 0
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+    environment.update(AWS_ACCESS_KEY_ID=radosgw["S3_ACCESS_KEY"], AWS_SECRET_ACCESS_KEY=radosgw["S3_SECRET_KEY"])
+    done = subprocess.run([str(wheelhouse_bin), "s3-push", "--data", str(tmp_path / "data"), "--s3-endpoint",
+                           radosgw["S3_ENDPOINT"], "--s3-bucket", "no-such-bucket"], capture_output=True, text=True,
+                          timeout=60, env=environment)
+    assert done.returncode == 1
+    assert done.stderr.startswith("wheelhouse s3-push: create the bucket, or correct s3-bucket"), done.stderr

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "wheelhouse/cli/commands.hpp"
+#include "wheelhouse/cli/s3_options.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/s3/object_client.hpp"
@@ -20,9 +21,7 @@ namespace wheelhouse::cli {
 namespace {
 
 struct s3_check_options {
-    s3::bucket_settings bucket;
-    std::string credentials_file;
-    unsigned timeout_seconds = 30;
+    bucket_options bucket;
     std::uint64_t probe_bytes = 64 * 1024;
 };
 
@@ -111,12 +110,9 @@ int check_probe(s3::object_client& client, const probe_file& probe, const std::s
     return 0;
 }
 
-int check(s3_check_options options) {
-    auto who = s3::credentials_from(options.credentials_file);
-    if (!who) return fail("credentials", who.error());
-    options.bucket.who = std::move(*who);
-    options.bucket.timeout = std::chrono::seconds(options.timeout_seconds);
-    auto made = s3::object_client::create(options.bucket);
+int check(const s3_check_options& options) {
+    if (auto who = s3::credentials_from(options.bucket.credentials_file); !who) return fail("credentials", who.error());
+    auto made = open_bucket(options.bucket);
     if (!made) return fail("settings", made.error());
     auto& client = **made;
     if (auto reached = client.check_bucket(); !reached) return fail("the bucket", reached.error());
@@ -156,19 +152,7 @@ void add_s3_check_command(CLI::App& app) {
     auto* command = app.add_subcommand("s3-check", "Check that an S3-compatible bucket will do for the blob store; "
                                                    "credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
                                                    "or --s3-credentials-file, never from the command line");
-    command->add_option("--s3-endpoint", options->bucket.endpoint, "The store's base URL: https://s3.example.com")
-        ->required();
-    command->add_option("--s3-bucket", options->bucket.bucket, "The bucket")->required();
-    command->add_option("--s3-region", options->bucket.region, "The region the signature names")
-        ->capture_default_str();
-    command->add_option("--s3-prefix", options->bucket.prefix, "Where in the bucket the keys go, e.g. wheelhouse/");
-    command->add_option("--s3-ca-bundle", options->bucket.ca_bundle, "PEM file of the CAs an https endpoint is checked "
-                                                                     "against (default: the system's)");
-    command->add_option("--s3-credentials-file", options->credentials_file,
-                        "An AWS credentials file (aws_access_key_id = ..., its first profile)");
-    command->add_option("--s3-timeout", options->timeout_seconds, "Seconds each connect, send or read may take")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, 3600u));
+    add_bucket_options(*command, options->bucket);
     command->add_option("--probe-size", options->probe_bytes, "Bytes of the probe object; a large one measures the "
                                                               "upload rate (at most 5 GiB, S3's limit for one PUT)")
         ->capture_default_str()

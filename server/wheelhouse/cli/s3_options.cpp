@@ -1,0 +1,30 @@
+#include "wheelhouse/cli/s3_options.hpp"
+
+#include <CLI/Option.hpp>
+
+namespace wheelhouse::cli {
+
+void add_bucket_options(CLI::App& command, bucket_options& options) {
+    command.add_option("--s3-endpoint", options.bucket.endpoint, "The store's base URL: https://s3.example.com")
+        ->required();
+    command.add_option("--s3-bucket", options.bucket.bucket, "The bucket")->required();
+    command.add_option("--s3-region", options.bucket.region, "The region the signature names")->capture_default_str();
+    command.add_option("--s3-prefix", options.bucket.prefix, "Where in the bucket the keys go, e.g. wheelhouse/");
+    command.add_option("--s3-ca-bundle", options.bucket.ca_bundle,
+                       "PEM file of the CAs an https endpoint is checked against (default: the system's)");
+    command.add_option("--s3-credentials-file", options.credentials_file,
+                       "An AWS credentials file (aws_access_key_id = ..., its first profile)");
+    command.add_option("--s3-timeout", options.timeout_seconds, "Seconds each connect, send or read may take")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 3600u));
+}
+
+result<std::unique_ptr<s3::object_client>> open_bucket(bucket_options options) {
+    auto who = s3::credentials_from(options.credentials_file);
+    if (!who) return who.error();
+    options.bucket.who = std::move(*who);
+    options.bucket.timeout = std::chrono::seconds(options.timeout_seconds);
+    return s3::object_client::create(std::move(options.bucket));
+}
+
+}  // namespace wheelhouse::cli
