@@ -42,11 +42,29 @@ void check_base64(std::string_view bytes) {
     WHEELHOUSE_FUZZ_CHECK(url.find_first_of("+/=") == std::string::npos, url);
 }
 
-// Whether `message` repeats `secret`. Only secrets with a digit count, as every token has
-// one and no message does: "pass" or "Basic), or" could be words of the message itself.
+// Every refusal's own words, from one header down each path: a "secret" that is a piece of them
+// ("als not valid base64") is the message's text, not a repetition of what was sent.
+const std::string& refusal_vocabulary() {
+    static const std::string words = [] {
+        std::string all;
+        const std::string headers[] = {"", "Bearer", "Bearer a b", "Digest x", "Basic", "Basic !!!!",
+                                       "Basic " + base64_encode("no-colon"), "Basic " + base64_encode("user:pw1"),
+                                       "Basic " + base64_encode("__token__:")};
+        for (const auto& header : headers) {
+            const auto reading = auth::read_authorization(header);
+            if (!reading.token) all += reading.token.error().message + "\n" + std::string(reading.refusal) + "\n";
+        }
+        return all;
+    }();
+    return words;
+}
+
+// Whether `message` repeats `secret`. Only secrets with a digit count, as every token has one
+// ("pass" or "Basic), or" could be words of a message), and none that the messages say anyway.
 bool repeats(std::string_view message, std::string_view secret) {
     const bool digit = std::any_of(secret.begin(), secret.end(), [](char c) { return c >= '0' && c <= '9'; });
-    return secret.size() >= 8 && digit && message.find(secret) != std::string_view::npos;
+    return secret.size() >= 8 && digit && message.find(secret) != std::string_view::npos &&
+           refusal_vocabulary().find(secret) == std::string::npos;
 }
 
 void check_refusal_is_silent(std::string_view header) {
