@@ -68,6 +68,7 @@ class FakeStore:
         self.behave = behave
         self.read_bodies = read_bodies
         self.objects: dict[str, bytes] = {}
+        self.user_metadata: dict[str, dict[str, str]] = {}
         self.requests: list[Request] = []
         self.held: list[socket.socket] = []
         self.listener = socket.socket()
@@ -135,10 +136,14 @@ class FakeStore:
             return
         if request.method == "PUT":
             self.objects[request.path] = request.body
+            # As S3 does: user metadata (x-amz-meta-*) is kept and given back on HEAD.
+            self.user_metadata[request.path] = {name: value for name, value in request.headers.items()
+                                                if name.startswith("x-amz-meta-")}
             reply(conn, "200 OK")
         elif request.method == "HEAD":
             if request.path in self.objects:
-                reply(conn, "200 OK", length=len(self.objects[request.path]))
+                reply(conn, "200 OK", length=len(self.objects[request.path]),
+                      headers=self.user_metadata.get(request.path, {}))
             else:
                 reply(conn, "404 Not Found")
         elif request.method == "GET":

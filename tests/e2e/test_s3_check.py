@@ -191,6 +191,14 @@ def test_push_copies_every_blob_and_metadata_by_its_name_and_skips_them_the_seco
     first = push(wheelhouse_bin, radosgw, data, "--s3-prefix", "idx/")
     assert first.returncode == 0, first.stdout + first.stderr
     assert first.stdout.startswith("copied 4 files ("), first.stdout
+    # An object another tool wrote under a blob's name, same size, other bytes: put again.
+    wheel_key = next(name for name in on_disk if not name.endswith(".metadata"))
+    impostor = tmp_path / "impostor"
+    impostor.write_bytes(b"\0" * on_disk[wheel_key])
+    assert s3cmd(radosgw, "put", str(impostor), f"s3://wheels/idx/{wheel_key}").returncode == 0
+    mended = push(wheelhouse_bin, radosgw, data, "--s3-prefix", "idx/")
+    assert mended.returncode == 0, mended.stderr
+    assert mended.stdout.startswith("copied 1 files ("), mended.stdout
     assert listed(radosgw, "idx/") == {f"idx/{name}": size for name, size in on_disk.items()}
     # The bytes, fetched by a client of its own, are the ones on disk.
     wheel = next(name for name in on_disk if not name.endswith(".metadata"))

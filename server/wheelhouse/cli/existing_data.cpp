@@ -2,14 +2,19 @@
 
 namespace wheelhouse::cli {
 
-result<existing_data> open_existing_data(const std::filesystem::path& data) {
+result<void> require_data_folder(const std::filesystem::path& data) {
     const auto database = data / "catalog.db";
     std::error_code failure;
     if (!std::filesystem::is_regular_file(database, failure)) {
         return make_error(error_kind::not_found, "no catalog at " + database.string() +
                                                      "; --data (or WHEELHOUSE_DATA) must name a wheelhouse data folder");
     }
-    auto catalog = catalog::catalog::open(database);
+    return {};
+}
+
+result<existing_data> open_existing_data(const std::filesystem::path& data) {
+    if (auto found = require_data_folder(data); !found) return found.error();
+    auto catalog = catalog::catalog::open(data / "catalog.db");
     if (!catalog) return catalog.error();
     auto store = storage::blob_store::open(data);
     if (!store) return store.error();

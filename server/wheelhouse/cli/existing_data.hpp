@@ -19,5 +19,7 @@ struct existing_data {
 
 // not_found when `data` holds no catalog.db, naming the folder and the --data option.
 result<existing_data> open_existing_data(const std::filesystem::path& data);
+// The same check alone, for a command that only reads the folder's files and must create none.
+result<void> require_data_folder(const std::filesystem::path& data);
 
 }  // namespace wheelhouse::cli

@@ -79,12 +79,17 @@ result<void> write_probe(probe_file& probe, std::uint64_t size) {
 
 // Size, presigned download (of its head), and the store's own check of the signed sha256.
 int check_probe(s3::object_client& client, const probe_file& probe, const std::string& key, std::uint64_t size) {
-    auto stored = client.size_of(key);
+    auto stored = client.look_up(key);
     if (!stored) return fail("reading the probe's size", stored.error());
-    if (*stored != size)
-        return fail("reading the probe's size", make_error(error_kind::upstream, "the store says " +
-                                                               std::to_string(stored->value_or(0)) + " bytes"));
-    passed("its size reads back");
+    // The recorded sha256 may be absent (a store that keeps no user metadata: s3-push then copies
+    // every file again on each run), never another.
+    if (!*stored || (*stored)->size != size || !((*stored)->sha256.empty() || (*stored)->sha256 == probe.sha256)) {
+        return fail("reading the probe's size",
+                    make_error(error_kind::upstream, "the store says " + std::to_string(*stored ? (*stored)->size : 0) +
+                                                         " bytes, sha256 '" + (*stored ? (*stored)->sha256 : "") + "'"));
+    }
+    passed((*stored)->sha256.empty() ? "its size reads back (the store keeps no x-amz-meta-sha256)"
+                                     : "its size and recorded sha256 read back");
     const std::string range = "bytes=0-" + std::to_string(probe.head.size() - 1);
     auto served = client.get_url(client.presigned_get(key, std::chrono::minutes(5)), head_bytes + 1, range);
     if (!served) return fail("downloading it by a presigned URL", served.error());
@@ -139,7 +144,7 @@ int check(const s3_check_options& options) {
 
     removal.armed = false;
     if (auto removed = client.remove(key); !removed) return fail("removing the probe", removed.error());
-    auto gone = client.size_of(key);
+    auto gone = client.look_up(key);
     if (!gone || *gone) return fail("removing the probe", make_error(error_kind::upstream, "it is still there"));
     passed("the probe is removed; the bucket will do");
     return 0;

@@ -148,10 +148,11 @@ struct object_client::impl {
         return parser.release();
     }
 
+    // `extra` are headers sent and signed beside Host and the x-amz- ones SigV4 adds.
     template <typename Body>
     result<response> signed_call(http::verb verb, std::string_view path, name_value_list query,
                                  http::request<Body> request, std::string_view payload_sha256,
-                                 std::uint64_t max_body = 1 << 20) {
+                                 std::uint64_t max_body = 1 << 20, const name_value_list& extra = {}) {
         const std::string method(http::to_string(verb));
         const request_line line{method, where.host_header, path, std::move(query)};
         request.method(verb);
@@ -159,7 +160,8 @@ struct object_client::impl {
         request.version(11);
         request.set(http::field::host, where.host_header);
         request.set(http::field::user_agent, "wheelhouse");
-        for (const auto& [name, value] : sign_headers(line, {}, payload_sha256, settings.who, settings.region,
+        for (const auto& [name, value] : extra) request.set(name, value);
+        for (const auto& [name, value] : sign_headers(line, extra, payload_sha256, settings.who, settings.region,
                                                       std::chrono::system_clock::now()))
             request.set(name, value);
         request.prepare_payload();
@@ -171,6 +173,9 @@ struct object_client::impl {
 
 namespace {
 
+// The user metadata each upload carries: the sha256 its bytes were checked against, so a later
+// look can tell the object holds those bytes without reading them.
+constexpr std::string_view sha256_meta = "x-amz-meta-sha256";
 constexpr std::string_view empty_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 // The store's words for a message: printable ASCII, at most `limit` bytes, every other byte '?'
@@ -337,7 +342,8 @@ result<put_answer> object_client::try_put_file(std::string_view key, const std::
     error_code ec;
     request.body().open(file.c_str(), beast::file_mode::scan, ec);
     if (ec) return make_error(error_kind::internal, "cannot read " + file.string() + ": " + ec.message());
-    auto answer = impl_->signed_call(http::verb::put, impl_->bucket_path(key), {}, std::move(request), sha256);
+    auto answer = impl_->signed_call(http::verb::put, impl_->bucket_path(key), {}, std::move(request), sha256, 1 << 20,
+                                     {{std::string(sha256_meta), std::string(sha256)}});
     if (!answer) return answer.error();
     put_answer put{answer->result_int(), {}, std::nullopt};
     if (!ok(*answer)) {
@@ -355,18 +361,20 @@ result<void> object_client::put_file(std::string_view key, const std::filesystem
     return {};
 }
 
-result<std::optional<std::uint64_t>> object_client::size_of(std::string_view key) {
+result<std::optional<object_info>> object_client::look_up(std::string_view key) {
     auto answer = impl_->signed_call(http::verb::head, impl_->bucket_path(key), {}, http::request<http::empty_body>{},
                                      empty_sha256);
     if (!answer) return answer.error();
-    if (answer->result_int() == 404) return std::optional<std::uint64_t>();
+    if (answer->result_int() == 404) return std::optional<object_info>();
     if (!ok(*answer)) return refusal(*answer, "a look at " + std::string(key));
     const auto length = (*answer)[http::field::content_length];
-    std::uint64_t size = 0;
-    const auto [end, failure] = std::from_chars(length.data(), length.data() + length.size(), size);
+    object_info info;
+    const auto [end, failure] = std::from_chars(length.data(), length.data() + length.size(), info.size);
     if (failure != std::errc{} || end != length.data() + length.size() || length.empty())
         return make_error(error_kind::upstream, "the object store gave " + std::string(key) + " no length");
-    return std::optional(size);
+    const auto recorded = (*answer)[sha256_meta];
+    if (crypto::is_sha256_hex(recorded)) info.sha256 = std::string(recorded);
+    return std::optional(info);
 }
 
 result<std::string> object_client::get(std::string_view key, std::uint64_t max_bytes) {

@@ -45,6 +45,12 @@ struct put_answer {
     std::optional<error> refusal;
 };
 
+// What a HEAD tells of an object.
+struct object_info {
+    std::uint64_t size = 0;
+    std::string sha256;  // recorded by put_file (x-amz-meta-sha256); empty for objects others wrote
+};
+
 class object_client {
 public:
     // Checks the endpoint's form and loads the CA bundle; no request is made.
@@ -59,12 +65,13 @@ public:
 
     // HEAD of the bucket: it exists and these credentials may use it.
     result<void> check_bucket();
-    // PUT of `file` as `key`; `sha256` is the file's (hex), checked by the store.
+    // PUT of `file` as `key`; `sha256` is the file's (hex), checked by the store and recorded
+    // beside the object (x-amz-meta-sha256).
     result<void> put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
     // The same, the store's answer given back whatever it is; an error only when no answer came.
     result<put_answer> try_put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
-    // The object's size; nullopt when there is none.
-    result<std::optional<std::uint64_t>> size_of(std::string_view key);
+    // The object's size and recorded sha256; nullopt when there is none.
+    result<std::optional<object_info>> look_up(std::string_view key);
     // GET of a small object whole (at most `max_bytes`).
     result<std::string> get(std::string_view key, std::uint64_t max_bytes);
     // DELETE; an absent object is not an error (S3 answers 204 either way).
