@@ -17,14 +17,13 @@ import pathlib
 import shutil
 import stat
 import subprocess
-import tempfile
 import time
 
 import pytest
 
 from conftest import ingest
 from test_hostile_s3 import SECRET, FakeStore, Run, environment, fake_store, reply  # noqa: F401
-from test_s3_check import RADOSGW, read_env, s3cmd
+from test_s3_check import radosgw, s3cmd  # noqa: F401 - radosgw is a fixture, used by name
 from wheelbuilder import build_wheel
 
 
@@ -497,21 +496,6 @@ def test_two_thousand_small_blobs_are_pushed_in_bounded_time(wheelhouse_bin, fak
 
 # ---------------------------------------------------------------------------------------------
 # A real Ceph radosgw: what the bucket holds afterwards.
-
-
-@pytest.fixture(scope="module")
-def radosgw():
-    for tool in ("ceph-mon", "ceph-osd", "radosgw", "s3cmd"):
-        assert shutil.which(tool), f"{tool} is not installed; run deploy/install-deps.sh"
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="rgp-", dir="/tmp"))
-    started = subprocess.run(["bash", str(RADOSGW), "start", str(folder)], capture_output=True, text=True, timeout=180)
-    assert started.returncode == 0, started.stderr
-    env = read_env(folder / "env")
-    made = s3cmd(env, "mb", "s3://wheels")
-    assert made.returncode == 0, made.stderr
-    yield env
-    subprocess.run(["bash", str(RADOSGW), "stop", str(folder)], capture_output=True, timeout=60)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def real_push(wheelhouse_bin, env, data, *arguments) -> Run:
