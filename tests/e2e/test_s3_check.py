@@ -32,6 +32,7 @@ def radosgw():
     started = subprocess.run(["bash", str(RADOSGW), "start", str(folder)], capture_output=True, text=True, timeout=180)
     assert started.returncode == 0, started.stderr
     env = read_env(folder / "env")
+    env["RADOSGW_DIR"] = str(folder)  # for deploy/radosgw.sh stop-gateway / start-gateway
     made = s3cmd(env, "mb", "s3://wheels")
     assert made.returncode == 0, made.stderr
     yield env

@@ -197,7 +197,7 @@ TEST_CASE("every option in --help names its WHEELHOUSE_* variable") {
     config::add_options(command, values, config::option_set::serving);
     // "  --page-max-age UINT (Env:WHEELHOUSE_PAGE_MAX_AGE)": each option's line names its variable.
     const std::string help = command.help();
-    const std::regex option_line(R"(\n +--([a-z-]+)[^\n]*)");
+    const std::regex option_line(R"(\n +--([a-z0-9-]+)[^\n]*)");
     std::size_t options = 0;
     for (std::sregex_iterator it(help.begin(), help.end(), option_line), end; it != end; ++it) {
         const std::string line = (*it)[0], name = (*it)[1];

@@ -12,6 +12,7 @@
 #include "wheelhouse/catalog/row_columns.hpp"
 #include "wheelhouse/render/simple_pages.hpp"
 #include "wheelhouse/sqlite/connection.hpp"
+#include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/storage/blob_path.hpp"
 #include "wheelhouse/storage/file_copy.hpp"
 #include "wheelhouse/storage/staging_dir.hpp"
@@ -93,6 +94,15 @@ result<backup_report> create_backup(const std::filesystem::path& data_dir, const
     if (!std::filesystem::is_regular_file(source, failure)) {
         return make_error(error_kind::not_found,
                           "no catalog at " + source.string() + "; --data must name a wheelhouse data folder");
+    }
+    if (options.include_blobs) {
+        auto bucket = storage::recorded_bucket(data_dir);
+        if (!bucket) return bucket.error();
+        if (!bucket->empty()) {
+            return invalid("leave out --blobs: this data folder's files are in " + *bucket +
+                           ", which keeps them (back the bucket up with its own versioning or replication); the "
+                           "catalog alone is copied without it");
+        }
     }
     auto staging = storage::staging_dir::create(out);
     if (!staging) return staging.error();

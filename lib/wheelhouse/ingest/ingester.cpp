@@ -292,7 +292,7 @@ result<void> ingester::put_files(pending_add& pending) {
     pending.claim = std::move(claim).value();
     auto stored = [&]() -> result<void> {
         if (pending.spool.owns()) {
-            auto blob = store_.put_blob(sha256, pending.spool.path(), storage::durability::at_sync);
+            auto blob = store_.put_owned(sha256, pending.spool.path(), storage::durability::at_sync);
             if (!blob) return blob.error();
             pending.put_by_us = *blob == storage::put_outcome::created;
         }
@@ -315,10 +315,14 @@ result<void> ingester::ensure_in_store(pending_add& pending) {
     // the same bytes may have released them since they were put, so they are put again, synced
     // at once since the batch's sync is past.
     const std::string& sha256 = pending.row.file.sha256;
-    if (pending.spool.owns() && !store_.has_blob(sha256)) {
-        auto blob = store_.put_blob(sha256, pending.spool.path(), storage::durability::now);
-        if (!blob) return blob.error();
-        pending.put_by_us = pending.put_by_us || *blob == storage::put_outcome::created;
+    if (pending.spool.owns()) {
+        auto present = store_.has_owned(sha256);
+        if (!present) return present.error();
+        if (!*present) {
+            auto blob = store_.put_owned(sha256, pending.spool.path(), storage::durability::now);
+            if (!blob) return blob.error();
+            pending.put_by_us = pending.put_by_us || *blob == storage::put_outcome::created;
+        }
     }
     if (!pending.row.file.metadata_sha256.empty() && !store_.has_metadata(sha256)) {
         auto metadata = store_.put_metadata(sha256, pending.metadata, storage::durability::now);

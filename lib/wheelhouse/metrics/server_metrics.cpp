@@ -140,7 +140,8 @@ server_metrics::server_metrics(route_classifier classify)
     : classify_(std::move(classify)),
       started_(std::chrono::system_clock::now()),
       latency_(latency_histograms(std::make_index_sequence<route_count>())),
-      ingest_duration_(ingest_bounds()) {}
+      ingest_duration_(ingest_bounds()),
+      store_latency_(latency_histograms(std::make_index_sequence<store_operation_count>())) {}
 
 std::size_t server_metrics::status_slot(unsigned status) noexcept {
     return status >= lowest_status && status < lowest_status + status_slots ? status - lowest_status : status_slots;
@@ -180,6 +181,7 @@ std::string server_metrics::render(const scrape_levels& levels) const {
     render_trusted_publishing(out, levels);
     render_upstreams(out, levels);
     render_faults(out);
+    render_store(out);
     one_sample(out, "process_start_time_seconds", "Start time of the process since the Unix epoch.", metric_type::gauge,
                static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(started_.time_since_epoch()).count()));
     return out.take();
@@ -237,6 +239,26 @@ void server_metrics::render_faults(text_writer& out) const {
     one_sample(out, "wheelhouse_access_log_waits_total",
                "Times a request waited for the access log's writer, which was a full queue behind its destination.",
                metric_type::counter, access_log_waits_.value());
+}
+
+void server_metrics::record_store(store_operation operation, bool failed, std::chrono::microseconds elapsed) noexcept {
+    const auto which = static_cast<std::size_t>(operation);
+    store_latency_[which].observe(count_of(elapsed));
+    if (failed) store_errors_[which].add();
+}
+
+void server_metrics::render_store(text_writer& out) const {
+    static constexpr std::array<std::string_view, store_operation_count> names{"put", "look_up", "remove"};
+    out.family("wheelhouse_object_store_duration_seconds",
+               "Time the object store holding the index's files took to answer, by operation (none: files on disk).",
+               metric_type::histogram);
+    for (std::size_t o = 0; o < store_operation_count; ++o)
+        store_latency_[o].render(out, "wheelhouse_object_store_duration_seconds", {{"operation", names[o]}},
+                                 microseconds_per_second);
+    out.family("wheelhouse_object_store_errors_total",
+               "Requests to the object store that failed: no answer in time, refused, or not a 2xx.", metric_type::counter);
+    for (std::size_t o = 0; o < store_operation_count; ++o)
+        out.sample("wheelhouse_object_store_errors_total", {{"operation", names[o]}}, store_errors_[o].value());
 }
 
 }  // namespace wheelhouse::metrics

@@ -34,6 +34,10 @@ inline constexpr std::size_t ingest_outcome_count = static_cast<std::size_t>(ing
 std::string_view to_string(ingest_outcome outcome) noexcept;
 
 // One upstream index's page store, as its counters stood at the scrape (issue 26).
+// What the server asks of the object store holding its files (issue 29), one series each.
+enum class store_operation : std::size_t { put, look_up, remove, count_ };
+inline constexpr std::size_t store_operation_count = static_cast<std::size_t>(store_operation::count_);
+
 struct upstream_levels {
     std::string name;
     std::uint64_t hits = 0;          // pages answered from memory
@@ -92,6 +96,8 @@ public:
     void record_ingest(ingest_outcome outcome) noexcept { ingests_[static_cast<std::size_t>(outcome)].add(); }
     // A remote asset's host failed or lied while the server streamed it (proxy mode).
     void record_proxy_upstream_error() noexcept { proxy_upstream_errors_.add(); }
+    // One request to the object store, answered or not (`failed`: no answer, or not a 2xx).
+    void record_store(store_operation operation, bool failed, std::chrono::microseconds elapsed) noexcept;
     // Access-log lines whose write failed (a full disk, a closed pipe).
     void record_access_log_lost(std::uint64_t lines) noexcept { access_log_lines_lost_.add(lines); }
     // A request's thread waited for the access log's writer, which was a full queue behind.
@@ -100,6 +106,9 @@ public:
     std::uint64_t requests(route which, unsigned status) const noexcept;
     std::uint64_t ingests(ingest_outcome outcome) const noexcept;
     std::uint64_t proxy_upstream_errors() const noexcept { return proxy_upstream_errors_.value(); }
+    std::uint64_t store_errors(store_operation operation) const noexcept {
+        return store_errors_[static_cast<std::size_t>(operation)].value();
+    }
     std::uint64_t access_log_lines_lost() const noexcept { return access_log_lines_lost_.value(); }
     std::uint64_t access_log_waits() const noexcept { return access_log_waits_.value(); }
 
@@ -114,6 +123,7 @@ private:
     void render_requests(text_writer& out) const;
     void render_ingests(text_writer& out, const scrape_levels& levels) const;
     void render_faults(text_writer& out) const;
+    void render_store(text_writer& out) const;
 
     const route_classifier classify_;
     std::chrono::system_clock::time_point started_;
@@ -122,6 +132,8 @@ private:
     std::array<histogram, route_count> latency_;
     std::array<counter, ingest_outcome_count> ingests_;
     histogram ingest_duration_;
+    std::array<histogram, store_operation_count> store_latency_;
+    std::array<counter, store_operation_count> store_errors_;
     counter proxy_upstream_errors_;
     counter access_log_lines_lost_;
     counter access_log_waits_;

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <fstream>
 #include <optional>
 #include <random>
 #include <string>
@@ -128,11 +129,75 @@ void spool_file::remove() noexcept {
     (void)lock_.close();  // after the unlink: a sweep must never see it unlocked
 }
 
-result<blob_store> blob_store::open(const std::filesystem::path& data_dir) {
-    blob_store store(data_dir);
+result<std::string> recorded_bucket(const std::filesystem::path& data_dir) {
+    const auto marker = data_dir / "bucket";
+    std::error_code failure;
+    if (!std::filesystem::exists(marker, failure)) return std::string();
+    std::ifstream in(marker);
+    std::string line;
+    if (!in || !std::getline(in, line)) return make_error(error_kind::internal, "cannot read " + marker.string());
+    return line;
+}
+
+namespace {
+
+// Records which bucket holds the index's files, durably, before any file goes there.
+result<void> write_bucket_marker(const std::filesystem::path& marker, const std::string& line) {
+    auto temporary = marker;
+    temporary += ".new";
+    {
+        std::ofstream out(temporary, std::ios::trunc);
+        out << line << '\n';
+        if (!out.flush()) return io_error("writing", temporary, errno);
+    }
+    if (auto synced = sync_path(temporary, false); !synced) return synced.error();
+    if (::rename(temporary.c_str(), marker.c_str()) != 0) return io_error("renaming", temporary, errno);
+    return sync_path(marker.parent_path(), true);
+}
+
+// The bucket the folder names and the one this run was given must be one and the same.
+result<void> settle_bucket_marker(const std::filesystem::path& data_dir, const object_store* bucket, owned_bytes use) {
+    const auto marker = data_dir / "bucket";
+    auto recorded = recorded_bucket(data_dir);
+    if (!recorded) return recorded.error();
+    if (bucket == nullptr) {
+        if (recorded->empty() || use == owned_bytes::untouched) return {};
+        return make_error(error_kind::invalid,
+                          "serve this data folder with the s3-* settings of " + *recorded + ": its files are there, "
+                          "not under " + (data_dir / "blobs").string() + " (" + marker.string() + " says so), and a "
+                          "command that takes no s3-* settings can neither read nor add them");
+    }
+    const auto named = bucket->describe();
+    if (recorded->empty()) return write_bucket_marker(marker, named);
+    if (*recorded == named) return {};
+    return make_error(error_kind::invalid, "give the bucket this data folder's files are in, " + *recorded +
+                                               ", or remove " + marker.string() + " once they are all copied to " +
+                                               named + ": that is the bucket the settings name");
+}
+
+}  // namespace
+
+result<blob_store> blob_store::open(const std::filesystem::path& data_dir, std::shared_ptr<object_store> bucket,
+                                    owned_bytes use) {
+    blob_store store(data_dir, std::move(bucket));
     if (auto made = make_directories(data_dir / "blobs" / "sha256"); !made) return made.error();
     if (auto made = make_directories(store.spool_dir()); !made) return made.error();
+    if (auto settled = settle_bucket_marker(data_dir, store.bucket(), use); !settled) return settled.error();
     return store;
+}
+
+result<put_outcome> blob_store::put_owned(std::string_view sha256, const std::filesystem::path& source,
+                                          durability when) const {
+    if (!bucket_) return put_blob(sha256, source, when);
+    if (auto put = bucket_->put(sha256, source); !put) return put.error();
+    return put_outcome::created;  // content-addressed: putting it again changed nothing but the date
+}
+
+result<bool> blob_store::has_owned(std::string_view sha256) const {
+    if (!bucket_) return has_blob(sha256);
+    auto found = bucket_->look_up(sha256);
+    if (!found) return found.error();
+    return found->has_value();
 }
 
 std::filesystem::path blob_store::blob_path(std::string_view sha256) const {
@@ -274,6 +339,9 @@ result<void> blob_store::sync() const {
 }
 
 result<void> blob_store::remove(std::string_view sha256) const {
+    if (bucket_) {
+        if (auto removed = bucket_->remove(sha256); !removed) return removed.error();
+    }
     for (const auto& path : {metadata_path(sha256), blob_path(sha256)}) {
         if (::unlink(path.c_str()) != 0 && errno != ENOENT) return io_error("removing", path, errno);
     }

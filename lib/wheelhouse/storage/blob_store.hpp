@@ -5,6 +5,10 @@
 //   tmp/spool-<random>                    uploads and copies on their way in
 //   tmp/claim-<sha256>-<random>           "this process is putting <sha256> in place": a hard
 //                                         link of the upload's spool file, or an empty file
+//   bucket                                when the files this index holds itself (rows of mode
+//                                         local) live in an object store: which one (its
+//                                         describe()), one line. Then blobs/ keeps only METADATA
+//                                         and the copies of remote files, which are caches.
 // A blob appears by a hard link of a spool file, so it is whole or absent, never partial, and
 // an existing blob is never replaced: blobs are immutable once in place.
 //
@@ -12,7 +16,8 @@
 // exist, so a file whose lock is free was left by a process that is gone, whatever the PIDs
 // say (in a container the server is PID 1 in every run). The start-up sweep removes those.
 //
-// Thread safety: a blob_store holds only paths; every member may be called from any thread.
+// Thread safety: a blob_store holds only paths and the bucket's client; every member may be
+// called from any thread.
 // Deciding WHEN a blob may be removed (no catalog row references it) is the caller's job; see
 // ingest::ingester.
 
@@ -21,11 +26,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/storage/descriptor.hpp"
+#include "wheelhouse/storage/object_store.hpp"
 
 namespace wheelhouse::storage {
 
@@ -75,10 +82,21 @@ struct sweep_report {
 // names it, under the catalog's write lock, and returns whether it did.
 using settle_claim = std::function<result<bool>(std::string_view sha256)>;
 
+// What DATA/bucket records: the object store holding the folder's own files (its describe());
+// empty when they are under blobs/.
+result<std::string> recorded_bucket(const std::filesystem::path& data_dir);
+
+// Whether the opener touches the bytes of rows of mode local (serve, ingest, fsck, backup,
+// export do; managing publishers or reservations does not).
+enum class owned_bytes { touched, untouched };
+
 class blob_store {
 public:
-    // Creates DATA/blobs/sha256/ and DATA/tmp/ when missing.
-    static result<blob_store> open(const std::filesystem::path& data_dir);
+    // Creates DATA/blobs/sha256/ and DATA/tmp/ when missing. With `bucket`, the files this index
+    // holds itself go there, and DATA/bucket records it; without, a folder whose DATA/bucket
+    // names one is refused (its files are not under blobs/) unless the opener leaves them alone.
+    static result<blob_store> open(const std::filesystem::path& data_dir, std::shared_ptr<object_store> bucket = {},
+                                   owned_bytes use = owned_bytes::touched);
 
     const std::filesystem::path& data_dir() const noexcept { return data_dir_; }
     std::filesystem::path spool_dir() const { return data_dir_ / "tmp"; }
@@ -88,6 +106,15 @@ public:
 
     bool has_blob(std::string_view sha256) const noexcept;
     bool has_metadata(std::string_view sha256) const noexcept;
+
+    // The object store of the files this index holds itself; null: they are under blobs/.
+    object_store* bucket() const noexcept { return bucket_.get(); }
+    // Puts the bytes of a file this index holds itself (`source`, a spool file): into the bucket
+    // when there is one (blocking on the network; durable when it returns), else put_blob().
+    result<put_outcome> put_owned(std::string_view sha256, const std::filesystem::path& source,
+                                  durability when = durability::now) const;
+    // Whether those bytes are in place; the bucket's failure to answer is an error.
+    result<bool> has_owned(std::string_view sha256) const;
 
     // A new, empty spool file (mode 0600, exclusive create, locked) for the caller to fill.
     result<spool_file> create_spool() const;
@@ -115,7 +142,8 @@ public:
     // file system holding blobs/ (and of tmp/'s, should it be another).
     result<void> sync() const;
 
-    // Deletes the blob and its metadata; absent files are not an error.
+    // Deletes the blob and its metadata, and the bucket's object when there is a bucket; absent
+    // files are not an error.
     result<void> remove(std::string_view sha256) const;
 
     // Removes the spool files and claims whose lock is free: their process is gone. A dead
@@ -124,12 +152,14 @@ public:
     result<sweep_report> sweep_spool(const settle_claim& settle) const;
 
 private:
-    explicit blob_store(std::filesystem::path data_dir) noexcept : data_dir_(std::move(data_dir)) {}
+    blob_store(std::filesystem::path data_dir, std::shared_ptr<object_store> bucket) noexcept
+        : data_dir_(std::move(data_dir)), bucket_(std::move(bucket)) {}
     result<put_outcome> link_into_place(const std::filesystem::path& source, const std::filesystem::path& target,
                                         durability when) const;
     result<spool_file> create_locked(std::string_view name_prefix) const;
 
     std::filesystem::path data_dir_;
+    std::shared_ptr<object_store> bucket_;
 };
 
 }  // namespace wheelhouse::storage

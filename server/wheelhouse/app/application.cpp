@@ -78,6 +78,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       downloads_(catalog),
       asset_client_(settings_.remote_client),
       upstream_client_(settings_.upstream_client),
+      bucket_client_(settings_.bucket_client),
       tokens_(catalog),
       // As many rows may wait for their commit as uploads may wait for a worker or be validated;
       // past that the workers wait, their queue fills, and new uploads get 503 at their headers.
@@ -97,6 +98,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       routes_(all_routes(extra_routes)),
       router_(checked_router(routes_)) {
     context_.remote_files = &remote_files_;
+    if (blobs.bucket() != nullptr && settings_.bucket_proxy_downloads) context_.bucket_client = &bucket_client_;
     context_.tokens = &tokens_;
     context_.ingester = &ingester_;
     context_.static_files = &static_;
@@ -127,6 +129,7 @@ void application::finish_ingests() {
     // stalled host must not hold the exit (queued work then fails at once).
     asset_client_.stop();
     upstream_client_.stop();
+    bucket_client_.stop();
     read_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
     outbound_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);
     write_workers_.shutdown(concurrency::worker_pool::shutdown_mode::drain);

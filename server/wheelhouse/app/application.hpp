@@ -80,6 +80,7 @@ private:
     catalog::download_counter downloads_;
     remote::http_client asset_client_;  // release assets: registration, import, proxied downloads
     remote::http_client upstream_client_;  // upstream indexes: pages, .metadata, sizes
+    remote::http_client bucket_client_;    // the bucket holding the index's files: proxied downloads
     std::unique_ptr<upstream::page_store> upstream_pages_;  // null without upstreams
     auth::token_store tokens_;
     ingest::ingester ingester_;

@@ -9,8 +9,6 @@ namespace {
 // let an nginx cache hand them to clients without a token).
 constexpr std::string_view immutable_public = "max-age=31536000, public, immutable";
 constexpr std::string_view immutable_private = "max-age=31536000, private, immutable";
-constexpr std::string_view redirect_public = "max-age=86400, public";
-constexpr std::string_view redirect_private = "max-age=86400, private";
 
 }  // namespace
 
@@ -95,10 +93,11 @@ http::response<http::empty_body> download_answer::head(bool partial) const {
 }
 
 transport::outgoing_response redirect_download(const http::request_header<>& request, const std::string& url,
-                                               bool private_index) {
+                                               bool private_index, std::chrono::seconds max_age) {
     http::fields headers;
     headers.set(http::field::location, url);
-    headers.set(http::field::cache_control, private_index ? redirect_private : redirect_public);
+    headers.set(http::field::cache_control,
+                "max-age=" + std::to_string(max_age.count()) + (private_index ? ", private" : ", public"));
     return transport::make_text_response(request, http::status::found, "the file is at " + url, std::move(headers));
 }
 

@@ -6,6 +6,7 @@
 // described and Content-Range on 206 and 416. A redirect to a remote file's host is answered here
 // too, so that every download's caching is decided in one place.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -58,9 +59,11 @@ private:
     http_conditional::range_decision decision_;
 };
 
-// 302 to a remote file's `url` (redirect mode): only ever the catalog's URL, nothing from the
-// request. Cached for a day, not for good: the host may move the asset (a re-uploaded release).
+// 302 to a remote file's `url` (redirect mode): only ever the catalog's URL (or one the server
+// signed), nothing from the request. Cached for `max_age`, not for good: the host may move the
+// asset (a re-uploaded release), and a presigned URL expires.
 transport::outgoing_response redirect_download(const http::request_header<>& request, const std::string& url,
-                                               bool private_index);
+                                               bool private_index,
+                                               std::chrono::seconds max_age = std::chrono::hours(24));
 
 }  // namespace wheelhouse::app

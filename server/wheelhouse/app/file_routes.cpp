@@ -53,6 +53,30 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
         answer.head(range.has_value()), {std::make_shared<storage::descriptor>(std::move(file)), offset, length});
 }
 
+// The bytes of a file this index holds itself (a row of mode local): under blobs/, or in the
+// bucket, where the client is sent by a 302 to a presigned URL, or they are streamed through
+// the index (--s3-downloads proxy), Range passed on and the whole file's sha256 checked, as a
+// proxied release asset's. The page's link stays /files/<sha256>/…: no cache or lockfile sees
+// the bucket's host.
+std::optional<transport::outgoing_response> send_owned(const route_context& context,
+                                                       const http::request_header<>& request,
+                                                       const catalog::file_record& file,
+                                                       const transport::responder& respond) {
+    const auto* bucket = context.blobs.bucket();
+    if (bucket == nullptr) return send_blob(request, context.blobs.blob_path(file.sha256), file.sha256,
+                                            context.settings.private_index);
+    const auto lifetime = context.settings.bucket_url_lifetime;
+    catalog::file_record in_bucket = file;
+    in_bucket.remote_url = bucket->download_url(file.sha256, lifetime);
+    in_bucket.fetch_url.reset();
+    if (context.bucket_client == nullptr) {
+        // Kept by caches for half its life, so no client is sent to a URL about to expire.
+        return redirect_download(request, *in_bucket.remote_url, context.settings.private_index, lifetime / 2);
+    }
+    in_bucket.mode = catalog::download_mode::proxy;
+    return context.remote_files->serve(request, in_bucket, respond, {.client = context.bucket_client, .kept = {}, .own_store = true});
+}
+
 // PEP 825: a release's variants.json, from its catalog row, answered as any download. Its URL
 // holds its sha256, so the bytes there never change; a new file gets a new URL on the pages.
 transport::outgoing_response send_release_variants(const route_context& context, const http::request_header<>& request,
@@ -151,7 +175,8 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         }
         return context.remote_files->serve(request, *file, respond);
     }
-    return send_blob(request, context.blobs.blob_path(sha256), sha256, context.settings.private_index);
+    if (cached) return send_blob(request, context.blobs.blob_path(sha256), sha256, context.settings.private_index);
+    return send_owned(context, request, *file, respond);
 }
 
 route_answer download_file(route_context& context, route_request& request) {

@@ -96,6 +96,7 @@ struct remote_downloads::transfer {
     bool keep_copy = false;                             // cache mode: keep the verified whole file
     std::function<void()> kept;                         // told once it is kept
     bool private_index = false;
+    bool own_store = false;    // the file is the index's own, in its bucket: a failure there is 503, and private
     std::string github_token;  // from the settings, for a file read through GitHub's API (file.fetch_url)
 
     // Checks the remote host's status and headers against the catalog; refusals become 502.
@@ -263,6 +264,9 @@ void remote_downloads::transfer::finish(relay_progress& progress, const result<r
                                               : fetched.error();
         spdlog::warn("proxy {}: {}", file.filename, failure.message);
         metrics.record_proxy_upstream_error();
+        // The bucket's host and the URL signed for it are the index's business, not the client's.
+        if (own_store) return respond(busy(request, "try again shortly: the object store holding this index's files "
+                                                     "did not send it (the administrator has the details in the log)"));
         return respond(upstream_failure(request, failure));
     }
     if (!fetched) {
@@ -370,6 +374,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
     job->keep_copy = file.mode == catalog::download_mode::cache;
     job->kept = std::move(how.kept);
     job->private_index = private_index;
+    job->own_store = how.own_store;
     if (file.fetch_url) job->github_token = context_.settings.github_token;
     {
         std::lock_guard lock(mutex_);

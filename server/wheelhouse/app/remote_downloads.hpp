@@ -30,6 +30,7 @@ namespace wheelhouse::app {
 struct remote_transfer_options {
     remote::http_client* client = nullptr;  // null: the release-asset client (upstream files have their own)
     std::function<void()> kept;             // cache mode: called once the verified copy is in the blob store
+    bool own_store = false;                 // the index's own file from its bucket: failures are 503 and say no URL
 };
 
 class remote_downloads {

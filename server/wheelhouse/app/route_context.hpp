@@ -80,6 +80,11 @@ struct app_settings {
     upstream::store_options upstream_pages;  // freshness, limits, --offline, the folder of kept pages
     bool upstream_link_files = false;         // pages link upstream's file URLs, not /files/ (--upstream-files link)
     remote::client_settings upstream_client;  // its allow-list: the upstreams' hosts and --upstream-file-hosts
+    // Files in a bucket (blob_store::bucket()): streamed through by this client when proxied,
+    // else a 302 to a URL presigned for this long.
+    bool bucket_proxy_downloads = false;
+    std::chrono::seconds bucket_url_lifetime{300};
+    remote::client_settings bucket_client;  // its allow-list: the bucket's endpoint alone
 };
 
 struct route_context {
@@ -101,6 +106,7 @@ struct route_context {
     concurrency::worker_pool* outbound_workers = nullptr;  // work that waits on other hosts (upstream fetches); set by the application
     upstream::page_store* upstream_pages = nullptr;  // set by the application when upstreams are configured
     remote::http_client* upstream_client = nullptr;  // fetches upstream files' .metadata and sizes; likewise
+    remote::http_client* bucket_client = nullptr;    // streams proxied downloads from the bucket; likewise
 };
 
 }  // namespace wheelhouse::app

@@ -12,11 +12,11 @@ result<void> require_data_folder(const std::filesystem::path& data) {
     return {};
 }
 
-result<existing_data> open_existing_data(const std::filesystem::path& data) {
+result<existing_data> open_existing_data(const std::filesystem::path& data, storage::owned_bytes use) {
     if (auto found = require_data_folder(data); !found) return found.error();
     auto catalog = catalog::catalog::open(data / "catalog.db");
     if (!catalog) return catalog.error();
-    auto store = storage::blob_store::open(data);
+    auto store = storage::blob_store::open(data, nullptr, use);
     if (!store) return store.error();
     return existing_data{std::move(catalog).value(), std::move(store).value()};
 }

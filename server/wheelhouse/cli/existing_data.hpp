@@ -17,8 +17,11 @@ struct existing_data {
     std::optional<storage::blob_store> store;
 };
 
-// not_found when `data` holds no catalog.db, naming the folder and the --data option.
-result<existing_data> open_existing_data(const std::filesystem::path& data);
+// not_found when `data` holds no catalog.db, naming the folder and the --data option. A folder
+// whose files are in a bucket (DATA/bucket) is refused unless `use` leaves them alone: these
+// commands take no bucket settings.
+result<existing_data> open_existing_data(const std::filesystem::path& data,
+                                         storage::owned_bytes use = storage::owned_bytes::touched);
 // The same check alone, for a command that only reads the folder's files and must create none.
 result<void> require_data_folder(const std::filesystem::path& data);
 

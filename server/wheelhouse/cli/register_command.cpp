@@ -57,7 +57,7 @@ void add_fetching_options(CLI::App& command, remote_command_options& options) {
 }
 
 result<void> open_session(remote_session& session, const config::settings& settings) {
-    auto store = storage::blob_store::open(settings.data);
+    auto store = storage::blob_store::open(settings.data, nullptr, storage::owned_bytes::untouched);
     if (!store) return store.error();
     session.store.emplace(std::move(store).value());
     auto catalog = catalog::catalog::open(settings.data / "catalog.db");

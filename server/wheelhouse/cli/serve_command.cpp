@@ -15,6 +15,7 @@
 #include "wheelhouse/config/settings.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/oidc/jwk.hpp"
+#include "wheelhouse/s3/bucket_blobs.hpp"
 #include "wheelhouse/static_export/files_base.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/server.hpp"
@@ -28,8 +29,26 @@ struct data_folder {
     std::unique_ptr<catalog::catalog> catalog;
 };
 
-std::optional<data_folder> open_data_folder(const std::filesystem::path& data) {
-    auto blobs = storage::blob_store::open(data);
+// The bucket of --s3-endpoint, its credentials read and its access checked now: a wrong key
+// stops the start instead of failing the first upload. Null without --s3-endpoint.
+result<std::shared_ptr<s3::bucket_blobs>> bucket_from(const config::settings& settings) {
+    if (settings.s3_endpoint.empty()) {
+        if (!settings.s3_bucket.empty()) return invalid("give --s3-endpoint with --s3-bucket: the store's base URL");
+        return std::shared_ptr<s3::bucket_blobs>();
+    }
+    auto who = s3::credentials_from(settings.s3_credentials_file);
+    if (!who) return who.error();
+    s3::bucket_settings bucket{settings.s3_endpoint, settings.s3_region, settings.s3_bucket, settings.s3_prefix,
+                               settings.s3_ca_bundle, std::move(*who), settings.s3_timeout};
+    auto client = s3::object_client::create(std::move(bucket));
+    if (!client) return client.error();
+    if (auto usable = (*client)->check_bucket(); !usable) return usable.error();
+    return std::make_shared<s3::bucket_blobs>(std::move(*client), nullptr);
+}
+
+std::optional<data_folder> open_data_folder(const std::filesystem::path& data,
+                                            std::shared_ptr<storage::object_store> bucket) {
+    auto blobs = storage::blob_store::open(data, std::move(bucket));
     if (!blobs) {
         spdlog::error("cannot use data folder {}: {}", data.string(), blobs.error().message);
         return std::nullopt;
@@ -84,6 +103,9 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.upstream_link_files = settings.upstream_files == "link";
     out.upstream_client = config::upstream_client_settings_from(settings);
     out.upstream_pages.file_hosts = out.upstream_client.policy;
+    out.bucket_proxy_downloads = settings.s3_downloads == "proxy";
+    out.bucket_url_lifetime = settings.s3_url_lifetime;
+    out.bucket_client = config::bucket_client_settings_from(settings);
     return out;
 }
 
@@ -170,8 +192,14 @@ int serve(const config::overrides& values) {
         return 2;
     }
     const auto& settings = *resolved;
-    auto data = open_data_folder(settings.data);
+    auto bucket = bucket_from(settings);
+    if (!bucket) {
+        spdlog::error("cannot use the bucket: {}", bucket.error().message);
+        return 1;
+    }
+    auto data = open_data_folder(settings.data, *bucket);
     if (!data) return 1;
+    if (*bucket) spdlog::info("the files this index holds are in {}", (*bucket)->describe());
     auto application_settings = app_settings_from(settings);
     auto pinned = pinned_keys(settings.oidc_jwks);
     if (!pinned) {
@@ -186,6 +214,7 @@ int serve(const config::overrides& values) {
     }
     if (*certificate) spdlog::info("HTTPS with the certificate of {}", (*certificate)->describe());
     app::application application(*data->catalog, data->blobs, std::move(application_settings));
+    if (*bucket) (*bucket)->record_into(&application.metrics());
     transport::server server(server_options_from(settings, application.metrics(), *certificate), application);
     if (auto opened = server.open(); !opened) {
         spdlog::error("{}", opened.error().message);

@@ -61,6 +61,18 @@ result<void> upstream_files_mode(std::string& mode) {
                    "(upstream's URLs as they are)");
 }
 
+result<void> bucket_download_mode(std::string& mode) {
+    if (mode == "redirect" || mode == "proxy") return {};
+    return invalid("'" + mode + "' is neither redirect (302 to a presigned URL) nor proxy (streamed through the index)");
+}
+
+// SigV4 presigned URLs live at most a week; less than a minute races the client's redirect.
+result<void> presigned_lifetime(std::chrono::seconds& lifetime) {
+    if (lifetime < std::chrono::seconds(60) || lifetime > std::chrono::seconds(604800))
+        return invalid("must be from 60 seconds to 604800 (7 days, Signature V4's limit)");
+    return {};
+}
+
 // The same rules as an export's base URL: http(s)://HOST/PATH or /PATH, no credentials or query.
 result<void> public_url_if_set(std::string& url) {
     if (url.empty()) return {};
@@ -195,6 +207,25 @@ const std::vector<setting>& table() {
                 "Seconds one upstream page fetch may take in all, or 504 (default 60)", at_least_one_second),
         declare(serving, "offline", &settings::offline,
                 "Fetch nothing from upstream indexes: serve the pages and files kept, 504 for others"),
+        declare(serving, "s3-endpoint", &settings::s3_endpoint,
+                "Keep the files this index holds in an S3-compatible bucket, not DATA/blobs: the store's base URL "
+                "(https://s3.example.com); credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or "
+                "--s3-credentials-file, checked at start"),
+        declare(serving, "s3-bucket", &settings::s3_bucket, "The bucket (with --s3-endpoint)"),
+        declare(serving, "s3-region", &settings::s3_region, "The region requests are signed for (default us-east-1)"),
+        declare(serving, "s3-prefix", &settings::s3_prefix, "Where in the bucket the files go, e.g. wheelhouse/"),
+        declare(serving, "s3-ca-bundle", &settings::s3_ca_bundle,
+                "PEM file of the CAs an https endpoint is checked against (default: the system's)", readable_file_if_set),
+        declare(serving, "s3-credentials-file", &settings::s3_credentials_file,
+                "An AWS credentials file (aws_access_key_id = ..., its first profile), read at start",
+                readable_file_if_set),
+        declare(serving, "s3-timeout", &settings::s3_timeout,
+                "Seconds each connect, send or read of a bucket request may take (default 30)", at_least_one_second),
+        declare(serving, "s3-downloads", &settings::s3_downloads,
+                "Downloads of files in the bucket: redirect (302 to a presigned URL; default) or proxy (streamed "
+                "through the index, for a bucket only it can reach)", bucket_download_mode),
+        declare(serving, "s3-url-lifetime", &settings::s3_url_lifetime,
+                "Seconds a presigned download URL works (default 300; 60 to 604800)", presigned_lifetime),
     };
     return rows;
 }
@@ -274,6 +305,20 @@ remote::client_settings upstream_client_settings_from(const settings& values) {
         out.policy.allowed_hosts.push_back(text::to_lower(url->host_address()));
     }
     out.total_timeout = values.upstream_timeout;
+    return out;
+}
+
+remote::client_settings bucket_client_settings_from(const settings& values) {
+    remote::client_settings out;
+    out.policy.allowed_hosts.clear();
+    if (const auto endpoint = boost::urls::parse_uri(values.s3_endpoint); endpoint && endpoint->has_authority()) {
+        out.policy.allowed_hosts.push_back(text::to_lower(endpoint->host_address()));
+        out.policy.allow_plain_http = endpoint->scheme() == "http";
+    }
+    out.policy.allow_private_addresses = true;
+    out.ca_bundle = values.s3_ca_bundle;
+    out.connect_timeout = values.s3_timeout;
+    out.read_timeout = values.s3_timeout;
     return out;
 }
 

@@ -69,6 +69,16 @@ struct settings {
     std::uint64_t upstream_max_page_size = 64ull << 20;
     std::chrono::seconds upstream_timeout{60};        // one page fetch, whole
     bool offline = false;                              // fetch nothing from upstreams: serve what is kept
+    // Object storage (issue 29): the files this index holds itself in an S3 bucket, not DATA/blobs.
+    std::string s3_endpoint;  // http(s)://HOST[:PORT]; empty: files under DATA/blobs
+    std::string s3_bucket;
+    std::string s3_region = "us-east-1";
+    std::string s3_prefix;
+    std::string s3_ca_bundle;
+    std::string s3_credentials_file;  // else AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
+    std::chrono::seconds s3_timeout{30};
+    std::string s3_downloads = "redirect";  // redirect: 302 to a presigned URL; proxy: through the index
+    std::chrono::seconds s3_url_lifetime{300};
 };
 
 // The audience trusted publishers' tokens must name: --oidc-audience, else --public-url's host
@@ -96,6 +106,9 @@ void add_options(CLI::App& command, overrides& values, option_set options);
 remote::client_settings client_settings_from(const settings& values);
 // The same for upstream indexes: their hosts and upstream-file-hosts, and upstream-timeout whole.
 remote::client_settings upstream_client_settings_from(const settings& values);
+// The same for proxied downloads from the bucket of --s3-endpoint: its host alone, private
+// addresses and plain http allowed (the operator's own store), --s3-timeout between reads.
+remote::client_settings bucket_client_settings_from(const settings& values);
 // The upstreams and routes as one routing (checked by resolve: every route names an upstream).
 upstream::routing routing_from(const settings& values);
 

@@ -1,0 +1,43 @@
+#pragma once
+// Where the bytes of the files this index holds itself (rows of mode local: uploads and
+// ingests) live when they do not live under DATA/blobs/: an object store (an S3 bucket),
+// content-addressed by sha256 under the same relative names as on disk (blob_path.hpp).
+// lib/ opens no sockets, so the server implements it (server/wheelhouse/s3/bucket_blobs.hpp);
+// blob_store calls it where it would otherwise touch blobs/.
+//
+// Every member blocks its thread on the network: call from a worker or a command, never from
+// an I/O thread. Errors are error_kind::unavailable (try again later: 503 with Retry-After)
+// unless the fault is ours (error_kind::internal: a spool file that cannot be read).
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wheelhouse/result.hpp"
+
+namespace wheelhouse::storage {
+
+struct stored_object {
+    std::uint64_t size = 0;
+    std::string sha256;  // what the object was put with; empty when another tool wrote it
+};
+
+class object_store {
+public:
+    virtual ~object_store() = default;
+    // "s3://bucket/prefix at https://endpoint": for messages and the data folder's marker.
+    virtual std::string describe() const = 0;
+    // Puts `file` (whose bytes hash to `sha256`) as the blob `sha256`; whole or not at all.
+    virtual result<void> put(std::string_view sha256, const std::filesystem::path& file) = 0;
+    virtual result<std::optional<stored_object>> look_up(std::string_view sha256) = 0;
+    // An absent blob is not an error.
+    virtual result<void> remove(std::string_view sha256) = 0;
+    // A URL anyone may GET (with Range) the blob from for `expires`, no credentials needed.
+    // Computed here; no request is made, so an I/O thread may call it.
+    virtual std::string download_url(std::string_view sha256, std::chrono::seconds expires) const = 0;
+};
+
+}  // namespace wheelhouse::storage

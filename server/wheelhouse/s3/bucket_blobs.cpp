@@ -1,0 +1,59 @@
+#include "wheelhouse/s3/bucket_blobs.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "wheelhouse/storage/blob_path.hpp"
+
+namespace wheelhouse::s3 {
+
+std::string bucket_blobs::describe() const {
+    const auto& settings = client_->settings();
+    return "s3://" + settings.bucket + "/" + settings.prefix + " at " + settings.endpoint;
+}
+
+std::string bucket_blobs::key_of(std::string_view sha256) const {
+    return client_->key_of(storage::relative_blob_path(sha256));
+}
+
+template <class Call>
+auto bucket_blobs::measured(metrics::store_operation operation, std::string_view sha256, Call&& call) {
+    const auto started = std::chrono::steady_clock::now();
+    auto answer = call(key_of(sha256));
+    if (metrics_ != nullptr) {
+        metrics_->record_store(operation, !answer, std::chrono::duration_cast<std::chrono::microseconds>(
+                                                       std::chrono::steady_clock::now() - started));
+    }
+    if (!answer && answer.error().kind != error_kind::internal) {
+        spdlog::error("object store {}: {}", describe(), answer.error().message);
+        return decltype(answer)(make_error(error_kind::unavailable,
+                                           "try again shortly: the object store holding this index's files did not "
+                                           "do what was asked (the administrator has the details in the log)"));
+    }
+    return answer;
+}
+
+result<void> bucket_blobs::put(std::string_view sha256, const std::filesystem::path& file) {
+    return measured(metrics::store_operation::put, sha256,
+                    [&](const std::string& key) { return client_->put_file(key, file, sha256); });
+}
+
+result<std::optional<storage::stored_object>> bucket_blobs::look_up(std::string_view sha256) {
+    return measured(metrics::store_operation::look_up, sha256,
+                    [&](const std::string& key) -> result<std::optional<storage::stored_object>> {
+                        auto found = client_->look_up(key);
+                        if (!found) return found.error();
+                        if (!*found) return std::optional<storage::stored_object>();
+                        return std::optional(storage::stored_object{(*found)->size, std::move((*found)->sha256)});
+                    });
+}
+
+result<void> bucket_blobs::remove(std::string_view sha256) {
+    return measured(metrics::store_operation::remove, sha256,
+                    [&](const std::string& key) { return client_->remove(key); });
+}
+
+std::string bucket_blobs::download_url(std::string_view sha256, std::chrono::seconds expires) const {
+    return client_->presigned_get(key_of(sha256), expires);
+}
+
+}  // namespace wheelhouse::s3

@@ -1,0 +1,44 @@
+#pragma once
+// The object store of a data folder's own files (storage::object_store) on an S3 bucket: the
+// blob `sha256` is the object PREFIX + "blobs/sha256/ab/cd/<sha256>", the name it has under
+// DATA/ (so `wheelhouse s3-push` fills the same keys). Each request is timed into /metrics;
+// a failure is logged with the store's own words and given to the caller as
+// error_kind::unavailable (503 with Retry-After), since a client can do nothing but retry.
+//
+// Thread safety: as object_client, any number of threads at once.
+
+#include <memory>
+
+#include "wheelhouse/metrics/server_metrics.hpp"
+#include "wheelhouse/s3/object_client.hpp"
+#include "wheelhouse/storage/object_store.hpp"
+
+namespace wheelhouse::s3 {
+
+class bucket_blobs final : public storage::object_store {
+public:
+    // `metrics` may be null (a command line); else it outlives this.
+    bucket_blobs(std::unique_ptr<object_client> client, metrics::server_metrics* metrics) noexcept
+        : client_(std::move(client)), metrics_(metrics) {}
+
+    std::string describe() const override;
+    result<void> put(std::string_view sha256, const std::filesystem::path& file) override;
+    result<std::optional<storage::stored_object>> look_up(std::string_view sha256) override;
+    result<void> remove(std::string_view sha256) override;
+    std::string download_url(std::string_view sha256, std::chrono::seconds expires) const override;
+
+    object_client& client() noexcept { return *client_; }
+    // Where requests are timed from now on. Thread safety: before the server starts.
+    void record_into(metrics::server_metrics* metrics) noexcept { metrics_ = metrics; }
+
+private:
+    std::string key_of(std::string_view sha256) const;
+    // Times `call` into the operation's series; a failure is logged and made unavailable.
+    template <class Call>
+    auto measured(metrics::store_operation operation, std::string_view sha256, Call&& call);
+
+    std::unique_ptr<object_client> client_;
+    metrics::server_metrics* metrics_;
+};
+
+}  // namespace wheelhouse::s3

@@ -1,0 +1,328 @@
+"""`wheelhouse serve --s3-endpoint …`: the files the index holds itself kept in an S3 bucket of a
+real Ceph radosgw (issue 29). twine and curl upload, pip installs through the presigned
+redirect, Range works through the redirect and through the proxy, the bucket down answers 503
+with Retry-After and nothing half-stored, a run killed mid-upload leaves no row without its
+object and no object without its row, and a data folder never serves without its bucket.
+s3cmd, a client of its own, looks at what is in the bucket."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import re
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from server_process import ServerProcess
+from test_s3_check import RADOSGW, radosgw, s3cmd  # noqa: F401  (the module's radosgw fixture)
+from test_uploads import curl, make_token, twine
+from wheelbuilder import build_wheel
+
+
+def bucket_environment(env: dict[str, str], secret: str | None = None) -> dict[str, str]:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+    environment.update(AWS_ACCESS_KEY_ID=env["S3_ACCESS_KEY"], AWS_SECRET_ACCESS_KEY=secret or env["S3_SECRET_KEY"])
+    return environment
+
+
+def bucket_flags(env: dict[str, str], prefix: str, *extra: str) -> list[str]:
+    return ["--s3-endpoint", env["S3_ENDPOINT"], "--s3-bucket", "wheels", "--s3-prefix", prefix, *extra]
+
+
+def blob_key(prefix: str, sha256: str) -> str:
+    return f"{prefix}blobs/sha256/{sha256[:2]}/{sha256[2:4]}/{sha256}"
+
+
+def bucket_keys(env: dict[str, str], prefix: str) -> dict[str, int]:
+    done = s3cmd(env, "ls", "--recursive", f"s3://wheels/{prefix}")
+    assert done.returncode == 0, done.stderr
+    return {line.split()[-1].removeprefix("s3://wheels/"): int(line.split()[2]) for line in done.stdout.splitlines()}
+
+
+def object_bytes(env: dict[str, str], key: str, tmp_path: pathlib.Path) -> bytes:
+    target = tmp_path / "fetched"
+    target.unlink(missing_ok=True)
+    done = s3cmd(env, "get", f"s3://wheels/{key}", str(target))
+    assert done.returncode == 0, done.stderr
+    return target.read_bytes()
+
+
+def catalog_rows(data: pathlib.Path) -> dict[str, str]:
+    with sqlite3.connect(data / "catalog.db") as db:
+        return dict(db.execute("SELECT filename, sha256 FROM files"))
+
+
+def answer(url: str, method: str = "GET", headers: dict | None = None) -> tuple[int, dict, bytes]:
+    """Status, headers and body, redirects not followed."""
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    request = urllib.request.Request(url, method=method, headers=headers or {})
+    try:
+        with opener.open(request, timeout=60) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, dict(refused.headers), refused.read()
+
+
+@pytest.fixture
+def bucket_server(tmp_path, wheelhouse_bin, radosgw, request):  # noqa: F811
+    """Starts wheelhouse on a data folder whose files go to s3://wheels/<a prefix of its own>."""
+    started: list[ServerProcess] = []
+    prefix = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:40] + "/"
+
+    def start(data: pathlib.Path, *extra: str, secret: str | None = None) -> ServerProcess:
+        server = ServerProcess(data, *bucket_flags(radosgw, prefix, *extra),
+                               env=bucket_environment(radosgw, secret)).start()
+        started.append(server)
+        return server
+
+    start.prefix = prefix
+    yield start
+    for server in started:
+        assert server.stop() == 0, server.stderr()
+
+
+def test_twine_and_curl_uploads_land_in_the_bucket_byte_for_byte_and_pip_installs_through_the_redirect(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server, pip):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    running = bucket_server(data)
+    farm = tmp_path / "farm"
+    first = build_wheel(farm, "bucketed", "1.0", files={"bucketed/__init__.py": "WHERE = 'bucket'\n",
+                                                         "bucketed/blob.bin": os.urandom(200_000).hex()})
+    second = build_wheel(farm, "bucketed", "1.1")
+    done = twine(running.url, token, first)
+    assert done.returncode == 0, done.stdout + done.stderr
+    status, body = curl("-T", str(second), "-u", f"__token__:{token}", running.url + "api/v1/files/")
+    assert status == 201, body
+
+    rows = catalog_rows(data)
+    keys = bucket_keys(radosgw, bucket_server.prefix)
+    for wheel in (first, second):
+        sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        assert rows[wheel.name] == sha256
+        assert object_bytes(radosgw, blob_key(bucket_server.prefix, sha256), tmp_path) == wheel.read_bytes()
+    assert len(keys) == 2, keys  # the distributions; METADATA stays beside the catalog
+    on_disk = [path.name for path in (data / "blobs").rglob("*") if path.is_file()]
+    assert sorted(on_disk) == sorted(hashlib.sha256(w.read_bytes()).hexdigest() + ".metadata" for w in (first, second))
+    assert (data / "bucket").read_text().startswith(f"s3://wheels/{bucket_server.prefix} at {radosgw['S3_ENDPOINT']}")
+
+    # The page links the immutable /files/ URL; the download is a 302 to the bucket.
+    page = running.get("/simple/bucketed/").read().decode()
+    sha256 = hashlib.sha256(first.read_bytes()).hexdigest()
+    assert f"/files/{sha256}/{first.name}" in page and radosgw["RGW_PORT"] not in page
+    status, headers, _ = answer(f"{running.url}files/{sha256}/{first.name}")
+    assert status == 302, headers
+    assert headers["Location"].startswith(f"{radosgw['S3_ENDPOINT']}/wheels/{blob_key(bucket_server.prefix, sha256)}?")
+    assert "X-Amz-Signature=" in headers["Location"] and radosgw["S3_SECRET_KEY"] not in headers["Location"]
+    max_age = int(re.search(r"max-age=(\d+)", headers["Cache-Control"]).group(1))
+    assert 0 < max_age <= 150  # half the URL's 300 s
+    # METADATA is served here (PEP 658), not redirected.
+    status, _, metadata = answer(f"{running.url}files/{sha256}/{first.name}.metadata")
+    assert status == 200 and b"Name: bucketed" in metadata
+
+    target = tmp_path / "site"
+    pip("install", "--index-url", running.url + "simple/", "--target", str(target), "bucketed==1.0")
+    assert (target / "bucketed" / "__init__.py").read_text() == "WHERE = 'bucket'\n"
+    assert (target / "bucketed" / "blob.bin").exists()
+
+
+def test_range_through_the_redirect_and_through_the_proxy(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    wheel = build_wheel(tmp_path / "farm", "ranged", "1.0", files={"ranged/x.bin": os.urandom(300_000).hex()})
+    content = wheel.read_bytes()
+    sha256 = hashlib.sha256(content).hexdigest()
+    running = bucket_server(data)
+    assert curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
+    url = f"{running.url}files/{sha256}/{wheel.name}"
+    # curl follows the 302 and sends its Range to the bucket.
+    fetched = subprocess.run(["curl", "-sS", "-L", "-r", "1000-1999", "-o", "-", "-w", "%{http_code}", url],
+                             capture_output=True, timeout=60)
+    assert fetched.stdout[-3:] == b"206" and fetched.stdout[:-3] == content[1000:2000]
+    assert running.stop() == 0
+
+    proxied = bucket_server(data, "--s3-downloads", "proxy")
+    url = f"{proxied.url}files/{sha256}/{wheel.name}"
+    status, headers, body = answer(url, headers={"Range": "bytes=1000-1999"})
+    assert status == 206 and body == content[1000:2000], (status, headers)
+    assert headers["Content-Range"] == f"bytes 1000-1999/{len(content)}"
+    status, headers, body = answer(url)
+    assert status == 200 and body == content and "Location" not in headers
+    status, headers, body = answer(url, method="HEAD")
+    assert status == 200 and int(headers["Content-Length"]) == len(content) and body == b""
+
+
+def test_the_bucket_down_uploads_get_503_with_retry_after_pages_are_served_and_it_recovers(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    farm = tmp_path / "farm"
+    before = build_wheel(farm, "weather", "1.0")
+    during = build_wheel(farm, "weather", "2.0")
+    running = bucket_server(data, "--s3-timeout", "2")
+    assert curl("-T", str(before), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
+    folder = radosgw["RADOSGW_DIR"]
+    subprocess.run(["bash", str(RADOSGW), "stop-gateway", folder], check=True, timeout=60)
+    try:
+        headers = tmp_path / "headers"
+        status, body = curl("-D", str(headers), "-T", str(during), "-u", f"__token__:{token}",
+                            running.url + "api/v1/files/")
+        assert status == 503, body
+        assert body.startswith("503 Service Unavailable: try again shortly"), body
+        assert re.search(r"(?im)^retry-after: \d+", headers.read_text())
+        assert during.name not in catalog_rows(data)
+        assert list((data / "tmp").iterdir()) == []
+        # Reads go on: the page, and (redirect mode) the download's 302, need no bucket.
+        assert running.get("/simple/weather/").status == 200
+        sha256 = hashlib.sha256(before.read_bytes()).hexdigest()
+        assert answer(f"{running.url}files/{sha256}/{before.name}")[0] == 302
+        metrics = running.get("/metrics").read().decode()
+        assert re.search(r'wheelhouse_object_store_errors_total\{operation="put"\} [1-9]', metrics), metrics
+    finally:
+        subprocess.run(["bash", str(RADOSGW), "start-gateway", folder], check=True, timeout=60)
+    deadline = time.monotonic() + 30
+    while True:
+        status, body = curl("-T", str(during), "-u", f"__token__:{token}", running.url + "api/v1/files/")
+        if status == 201 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert status == 201, body
+    sha256 = hashlib.sha256(during.read_bytes()).hexdigest()
+    assert blob_key(bucket_server.prefix, sha256) in bucket_keys(radosgw, bucket_server.prefix)
+
+
+def test_proxied_downloads_with_the_bucket_down_answer_503_not_500(tmp_path, wheelhouse_bin, radosgw,
+                                                                   bucket_server):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    wheel = build_wheel(tmp_path / "farm", "downed", "1.0")
+    running = bucket_server(data, "--s3-downloads", "proxy", "--s3-timeout", "2")
+    assert curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
+    sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    folder = radosgw["RADOSGW_DIR"]
+    subprocess.run(["bash", str(RADOSGW), "stop-gateway", folder], check=True, timeout=60)
+    try:
+        status, headers, body = answer(f"{running.url}files/{sha256}/{wheel.name}")
+        assert status == 503, (status, body)
+        assert "Retry-After" in headers
+    finally:
+        subprocess.run(["bash", str(RADOSGW), "start-gateway", folder], check=True, timeout=60)
+
+
+def test_wrong_credentials_stop_the_start_with_the_fix_first(tmp_path, radosgw, bucket_server):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    with pytest.raises(RuntimeError) as refused:
+        bucket_server(data, secret="not-the-secret")
+    message = str(refused.value)
+    assert "cannot use the bucket: check the access key pair" in message, message
+    assert "not-the-secret" not in message and radosgw["S3_SECRET_KEY"] not in message
+    assert not (data / "bucket").exists()
+
+
+def test_a_folder_whose_files_are_in_a_bucket_is_never_served_or_checked_without_it(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server, start_server):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    running = bucket_server(data)
+    assert running.stop() == 0
+    with pytest.raises(RuntimeError) as refused:
+        start_server(data)
+    assert "serve this data folder with the s3-* settings of s3://wheels/" in str(refused.value)
+    # Another bucket (or prefix) than the one its files are in: refused too.
+    with pytest.raises(RuntimeError) as elsewhere:
+        ServerProcess(data, *bucket_flags(radosgw, "elsewhere/"), env=bucket_environment(radosgw)).start()
+    assert f"give the bucket this data folder's files are in, s3://wheels/{bucket_server.prefix}" in str(elsewhere.value)
+    # Commands that would read or add its files without the bucket refuse; fsck would report
+    # every file missing, ingest would put new ones on the disk.
+    for command in (["fsck"], ["export", "--out", str(tmp_path / "site"), "--base-url", "/"], ["ingest", str(tmp_path)]):
+        done = subprocess.run([str(wheelhouse_bin), command[0], "--data", str(data), *command[1:]],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode != 0 and "serve this data folder with the s3-* settings" in done.stderr, (command, done)
+    done = subprocess.run([str(wheelhouse_bin), "backup", "--data", str(data), "--blobs", str(tmp_path / "b1")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "leave out --blobs: this data folder's files are in s3://" in done.stderr, done
+    # Those that leave its files alone still work: the catalog's backup, the reservations.
+    for command in (["backup", str(tmp_path / "b2")], ["reserve", "--list"]):
+        done = subprocess.run([str(wheelhouse_bin), command[0], "--data", str(data), *command[1:]],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+
+
+def test_a_deleted_file_leaves_the_bucket_and_a_crashed_runs_object_is_swept(tmp_path, wheelhouse_bin, radosgw,
+                                                                            bucket_server):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    admin = make_token(wheelhouse_bin, data, "admin", "--scope", "admin")
+    wheel = build_wheel(tmp_path / "farm", "gone", "1.0")
+    sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    running = bucket_server(data)
+    assert curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
+    assert blob_key(bucket_server.prefix, sha256) in bucket_keys(radosgw, bucket_server.prefix)
+    status, body = curl("-X", "DELETE", "-u", f"__token__:{admin}", f"{running.url}api/v1/files/{wheel.name}")
+    assert status == 200, body
+    assert bucket_keys(radosgw, bucket_server.prefix) == {}
+    assert running.stop() == 0
+
+    # What a run killed between its PUT and its row leaves: the object, and its claim (unlocked:
+    # its process is gone). The next start settles the claim: no row names it, so it goes.
+    orphan = tmp_path / "orphan.whl"
+    orphan.write_bytes(os.urandom(5000))
+    orphan_sha = hashlib.sha256(orphan.read_bytes()).hexdigest()
+    assert s3cmd(radosgw, "put", str(orphan), f"s3://wheels/{blob_key(bucket_server.prefix, orphan_sha)}").returncode == 0
+    (data / "tmp" / f"claim-{orphan_sha}-0123456789abcdef").write_bytes(b"")
+    restarted = bucket_server(data)
+    assert bucket_keys(radosgw, bucket_server.prefix) == {}
+    assert "and 1 blobs it had not listed" in restarted.stderr()
+
+
+def test_kill_9_during_uploads_leaves_no_row_without_its_object_and_no_object_without_its_row(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    farm = tmp_path / "farm"
+    wheels = [build_wheel(farm, "killed", f"1.0.{i}", files={"killed/x.bin": os.urandom(400_000).hex()})
+              for i in range(40)]
+    running = bucket_server(data)
+    stop = threading.Event()
+
+    def upload_all() -> None:
+        for wheel in wheels:
+            if stop.is_set():
+                return
+            curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")
+
+    uploader = threading.Thread(target=upload_all)
+    uploader.start()
+    deadline = time.monotonic() + 30
+    while len(catalog_rows(data)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    running.process.send_signal(signal.SIGKILL)
+    running.process.wait()
+    stop.set()
+    uploader.join()
+    running.process = None
+
+    restarted = bucket_server(data)
+    rows = catalog_rows(data)
+    keys = set(bucket_keys(radosgw, bucket_server.prefix))
+    assert 3 <= len(rows) < len(wheels)
+    assert keys == {blob_key(bucket_server.prefix, sha256) for sha256 in rows.values()}, restarted.stderr()
