@@ -326,3 +326,57 @@ def test_kill_9_during_uploads_leaves_no_row_without_its_object_and_no_object_wi
     keys = set(bucket_keys(radosgw, bucket_server.prefix))
     assert 3 <= len(rows) < len(wheels)
     assert keys == {blob_key(bucket_server.prefix, sha256) for sha256 in rows.values()}, restarted.stderr()
+
+
+def run_with_bucket(wheelhouse_bin, env: dict[str, str], prefix: str, command: str, data: pathlib.Path,
+                    *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(wheelhouse_bin), command, "--data", str(data), *bucket_flags(env, prefix), *arguments],
+                          capture_output=True, text=True, timeout=300, env=bucket_environment(env))
+
+
+def test_ingest_and_fsck_with_the_bucket_find_what_is_missing_resized_forged_or_orphaned(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    prefix = bucket_server.prefix
+    bucket_server(data).stop()  # the folder now names its bucket
+    farm = tmp_path / "farm"
+    wheels = [build_wheel(farm, "checked", f"1.{i}", files={"checked/x.bin": os.urandom(20_000 + i).hex()})
+              for i in range(4)]
+    done = run_with_bucket(wheelhouse_bin, radosgw, prefix, "ingest", data, str(farm))
+    assert done.returncode == 0, done.stdout + done.stderr
+    shas = [hashlib.sha256(wheel.read_bytes()).hexdigest() for wheel in wheels]
+    assert set(bucket_keys(radosgw, prefix)) == {blob_key(prefix, sha) for sha in shas}
+    assert not [p for p in (data / "blobs").rglob("*") if p.is_file() and not p.name.endswith(".metadata")]
+
+    clean = run_with_bucket(wheelhouse_bin, radosgw, prefix, "fsck", data)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert f"bucket    4 objects in s3://wheels/{prefix}" in clean.stdout
+
+    # Missing; the wrong size; the right size but put as other bytes; and an object no row names.
+    assert s3cmd(radosgw, "del", f"s3://wheels/{blob_key(prefix, shas[0])}").returncode == 0
+    shorter = tmp_path / "shorter"
+    shorter.write_bytes(wheels[1].read_bytes()[:-10])
+    assert s3cmd(radosgw, "put", str(shorter), f"s3://wheels/{blob_key(prefix, shas[1])}").returncode == 0
+    forged = tmp_path / "forged"
+    forged.write_bytes(bytes(len(wheels[2].read_bytes())))
+    assert s3cmd(radosgw, "put", f"--add-header=x-amz-meta-sha256:{hashlib.sha256(forged.read_bytes()).hexdigest()}",
+                 str(forged), f"s3://wheels/{blob_key(prefix, shas[2])}").returncode == 0
+    orphan = tmp_path / "orphan"
+    orphan.write_bytes(b"left by a run that died")
+    orphan_sha = hashlib.sha256(orphan.read_bytes()).hexdigest()
+    assert s3cmd(radosgw, "put", str(orphan), f"s3://wheels/{blob_key(prefix, orphan_sha)}").returncode == 0
+
+    found = run_with_bucket(wheelhouse_bin, radosgw, prefix, "fsck", data)
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert f"PROBLEM missing blob of {wheels[0].name}" in found.stdout
+    assert f"PROBLEM corrupt blob of {wheels[1].name}: {len(shorter.read_bytes())} bytes" in found.stdout
+    assert f"PROBLEM corrupt blob of {wheels[2].name}: it was put as bytes that hash to" in found.stdout
+    assert f"PROBLEM orphan blob: no catalog row uses it\n  bucket/blobs/sha256/{orphan_sha[:2]}" in found.stdout
+    quick = run_with_bucket(wheelhouse_bin, radosgw, prefix, "fsck", data, "--quick")
+    assert wheels[2].name not in quick.stdout and wheels[1].name in quick.stdout  # sizes only
+
+    fixed = run_with_bucket(wheelhouse_bin, radosgw, prefix, "fsck", data, "--fix")
+    assert "fixed   orphan blob" in fixed.stdout, fixed.stdout
+    assert blob_key(prefix, orphan_sha) not in bucket_keys(radosgw, prefix)
+    assert blob_key(prefix, shas[3]) in bucket_keys(radosgw, prefix)  # the sound one stays

@@ -41,6 +41,12 @@ public:
         objects.erase(std::string(sha256));
         return {};
     }
+    result<void> list(const std::function<result<void>(std::string_view, std::uint64_t)>& each) override {
+        for (const auto& [sha256, bytes] : objects) {
+            if (auto done = each(sha256, bytes.size()); !done) return done;
+        }
+        return {};
+    }
     std::string download_url(std::string_view sha256, std::chrono::seconds) const override {
         return "https://bucket.example/" + std::string(sha256);
     }

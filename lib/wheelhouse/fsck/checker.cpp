@@ -61,6 +61,7 @@ struct store_files {
     std::set<std::string> blobs;
     std::set<std::string> metadata;
     std::vector<std::filesystem::path> strays;
+    std::map<std::string, std::uint64_t> objects;  // the bucket's blobs and their sizes, when there is one
 };
 
 result<store_files> walk_store(const storage::blob_store& store) {
@@ -80,6 +81,13 @@ result<store_files> walk_store(const storage::blob_store& store) {
     }
     if (failure && failure != std::errc::no_such_file_or_directory)
         return make_error(error_kind::internal, "reading " + root.string() + ": " + failure.message());
+    if (auto* bucket = store.bucket()) {
+        auto listed = bucket->list([&](std::string_view sha256, std::uint64_t size) -> result<void> {
+            found.objects.emplace(sha256, size);
+            return {};
+        });
+        if (!listed) return listed.error();
+    }
     return found;
 }
 
@@ -156,6 +164,9 @@ public:
         for (const auto& sha256 : found_.blobs) {
             if (auto done = check_blob(sha256); !done) return done.error();
         }
+        for (const auto& [sha256, size] : found_.objects) {
+            if (auto done = check_object(sha256, size); !done) return done.error();
+        }
         for (const auto& sha256 : found_.metadata) {
             if (auto done = check_metadata_file(sha256); !done) return done.error();
         }
@@ -183,6 +194,33 @@ private:
     // A blob corrupt (and moved away by --fix) does not count as present.
     bool blob_present(const std::string& sha256) const {
         return found_.blobs.contains(sha256) && !unusable_.contains(sha256);
+    }
+
+    // Where a local row's bytes are: the bucket's listing when there is a bucket, else blobs/.
+    bool owned_present(const std::string& sha256) const {
+        return store_.bucket() != nullptr ? found_.objects.contains(sha256) : blob_present(sha256);
+    }
+
+    // An object of the bucket: used by a row, of the row's size and put with its sha256 (which
+    // the store checked as the bytes came: x-amz-content-sha256). Its bytes are not read again.
+    result<void> check_object(const std::string& sha256, std::uint64_t size) {
+        const auto path = std::filesystem::path("bucket") / storage::relative_blob_path(sha256);
+        const auto row = rows_.find(sha256);
+        if (row == rows_.end()) return check_orphan(problem_kind::orphan_blob, sha256, path);
+        std::string damage;
+        if (size != row->second.size) {
+            damage = std::to_string(size) + " bytes where the catalog says " + std::to_string(row->second.size);
+        } else if (options_.hash_blobs) {
+            auto recorded = store_.bucket()->look_up(sha256);
+            if (!recorded) return recorded.error();
+            if (*recorded && !(*recorded)->sha256.empty() && (*recorded)->sha256 != sha256)
+                damage = "it was put as bytes that hash to " + (*recorded)->sha256;
+        }
+        if (damage.empty()) return {};
+        report_.problems.push_back({problem_kind::corrupt_blob, sha256, first_of(row->second.filenames), path,
+                                    std::move(damage), false,
+                                    "put the file again with `wheelhouse s3-push` from a sound copy, or delete its row"});
+        return {};
     }
 
     result<void> move_away(problem& entry) {
@@ -277,7 +315,7 @@ private:
     }
 
     result<void> check_row(const std::string& sha256, const blob_rows& row) {
-        if (!row.local_filenames.empty() && !blob_present(sha256)) return check_missing_blob(sha256, row);
+        if (!row.local_filenames.empty() && !owned_present(sha256)) return check_missing_blob(sha256, row);
         if (row.metadata_sha256.empty() || found_.metadata.contains(sha256)) return {};
         if (store_.has_metadata(sha256)) return {};  // written since the walk
         return check_missing_metadata(sha256, row);
@@ -287,8 +325,17 @@ private:
         // Deleted since the snapshot (row and blob both gone) is no problem.
         auto used = catalog_.references_blob(sha256);
         if (!used) return used.error();
-        if (!*used || (store_.has_blob(sha256) && !unusable_.contains(sha256))) return {};
-        problem entry{problem_kind::missing_blob, sha256, first_of(row.local_filenames), store_.blob_path(sha256),
+        if (!*used) return {};
+        if (store_.bucket() != nullptr) {
+            auto present = store_.has_owned(sha256);  // put since the listing
+            if (!present) return present.error();
+            if (*present) return {};
+        } else if (store_.has_blob(sha256) && !unusable_.contains(sha256)) {
+            return {};
+        }
+        problem entry{problem_kind::missing_blob, sha256, first_of(row.local_filenames),
+                      store_.bucket() != nullptr ? std::filesystem::path("bucket") / storage::relative_blob_path(sha256)
+                                                 : store_.blob_path(sha256),
                       "the wheel's bytes are not in the store", false,
                       "copy the wheel there from a backup (its sha256 is its name), or delete the row with "
                       "--fix --delete-missing-rows"};
@@ -346,6 +393,7 @@ result<fsck_report> check(catalog::catalog& catalog, const storage::blob_store& 
     auto found = walk_store(store);
     if (!found) return found.error();
     report.blobs = found->blobs.size();
+    report.bucket_objects = found->objects.size();
     report.metadata_files = found->metadata.size();
     checker pass(catalog, store, options, std::move(*rows), std::move(*found), report);
     if (auto done = pass.run(); !done) return done.error();

@@ -4,6 +4,9 @@
 //    not hash to its name (or are not the row's size); a METADATA file missing or not matching
 //    files.metadata_sha256; a file in blobs/ that is no blob store name at all.
 // Remote rows (redirect, proxy) have no blob; a cache row's blob is optional, checked when present.
+// With a bucket (blob_store::bucket()), local rows' bytes are its objects: listed, each one's size
+// compared with its row's and, unless hashing is off, the sha256 it was put with (which the store
+// checked against the bytes) with its name; orphans in it are removed by --fix as on disk.
 //
 // What --fix does, from safe to destructive:
 //  - orphan blobs and METADATA are removed through catalog::release_blob, which re-checks
@@ -64,7 +67,8 @@ struct fsck_options {
 
 struct fsck_report {
     std::size_t rows = 0;
-    std::size_t blobs = 0;           // wheel blobs found in the store
+    std::size_t blobs = 0;           // wheel blobs found under blobs/
+    std::size_t bucket_objects = 0;  // and in the bucket, when the index's own files are in one
     std::size_t metadata_files = 0;
     std::uint64_t bytes_hashed = 0;
     std::vector<problem> problems;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ public:
     virtual result<std::optional<stored_object>> look_up(std::string_view sha256) = 0;
     // An absent blob is not an error.
     virtual result<void> remove(std::string_view sha256) = 0;
+    // Every blob in the store (objects under its prefix that are no blob name are passed
+    // over); an error from `each` stops the listing.
+    virtual result<void> list(const std::function<result<void>(std::string_view sha256, std::uint64_t size)>& each) = 0;
     // A URL anyone may GET (with Range) the blob from for `expires`, no credentials needed.
     // Computed here; no request is made, so an I/O thread may call it.
     virtual std::string download_url(std::string_view sha256, std::chrono::seconds expires) const = 0;

@@ -22,6 +22,8 @@ struct existing_data {
 // commands take no bucket settings.
 result<existing_data> open_existing_data(const std::filesystem::path& data,
                                          storage::owned_bytes use = storage::owned_bytes::touched);
+// The same with the bucket that holds its files (null: they are under blobs/).
+result<existing_data> open_existing_data(const std::filesystem::path& data, std::shared_ptr<storage::object_store> bucket);
 // The same check alone, for a command that only reads the folder's files and must create none.
 result<void> require_data_folder(const std::filesystem::path& data);
 

@@ -8,12 +8,18 @@
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/cli/data_option.hpp"
 #include "wheelhouse/cli/existing_data.hpp"
+#include "wheelhouse/cli/s3_options.hpp"
 #include "wheelhouse/fsck/checker.hpp"
 
 namespace wheelhouse::cli {
 
 int run_fsck(const fsck_command_options& options) {
-    auto data = open_existing_data(options.data_dir);
+    auto bucket = bucket_of(options.settings);
+    if (!bucket) {
+        std::fprintf(stderr, "wheelhouse fsck: cannot use the bucket: %s\n", bucket.error().message.c_str());
+        return 2;
+    }
+    auto data = open_existing_data(options.data_dir, *bucket);
     if (!data) {
         std::fprintf(stderr, "wheelhouse fsck: %s\n", data.error().message.c_str());
         return 2;
@@ -36,6 +42,10 @@ int run_fsck(const fsck_command_options& options) {
     }
     std::printf("wheelhouse fsck: %zu file rows, %zu blobs, %zu METADATA files in %s%s\n", report.rows, report.blobs,
                 report.metadata_files, options.data_dir.c_str(), options.quick ? " (sizes only, not hashed)" : "");
+    if (*bucket) {
+        std::printf("  bucket    %zu objects in %s, sizes and recorded sha256 compared%s\n", report.bucket_objects,
+                    (*bucket)->describe().c_str(), options.quick ? " (sizes only)" : "");
+    }
     const std::size_t left = report.unfixed();
     std::printf("  problems  %zu found, %zu fixed, %zu left\n", report.problems.size(), report.problems.size() - left, left);
     if (left > 0 && !options.fix) std::printf("  run with --fix to repair what can be repaired (see --help)\n");
@@ -47,7 +57,10 @@ void add_fsck_command(CLI::App& app) {
     auto options = std::make_shared<fsck_command_options>();
     CLI::App* command = app.add_subcommand(
         "fsck", "Check that the blob store and the catalog agree: missing, orphan and corrupt blobs and METADATA");
-    add_data_option(*command, options->data_dir);
+    add_settings_options(*command, config::option_set::bucket, [options](config::settings resolved) {
+        options->data_dir = resolved.data.string();
+        options->settings = std::move(resolved);
+    });
     command->add_flag("--fix", options->fix,
                       "remove orphans, move corrupt files to DATA/quarantine/, write missing or corrupt METADATA "
                       "again from the wheel");

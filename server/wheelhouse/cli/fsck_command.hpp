@@ -7,10 +7,13 @@
 
 #include <string>
 
+#include "wheelhouse/config/settings.hpp"
+
 namespace wheelhouse::cli {
 
 struct fsck_command_options {
     std::string data_dir;
+    config::settings settings;  // the bucket's (--s3-*), when the index's files are in one
     bool fix = false;
     bool delete_missing_rows = false;
     bool quick = false;

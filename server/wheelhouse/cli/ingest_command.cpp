@@ -18,6 +18,7 @@
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/cli/data_option.hpp"
+#include "wheelhouse/cli/s3_options.hpp"
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
@@ -165,7 +166,12 @@ void run_on_threads(std::size_t jobs, const std::function<void()>& work) {
 
 int run_ingest(const ingest_command_options& options) {
     const std::filesystem::path data_dir(options.data_dir);
-    auto store = storage::blob_store::open(data_dir);
+    auto bucket = bucket_of(options.settings);
+    if (!bucket) {
+        std::fprintf(stderr, "wheelhouse ingest: cannot use the bucket: %s\n", bucket.error().message.c_str());
+        return 2;
+    }
+    auto store = storage::blob_store::open(data_dir, *bucket);
     if (!store) {
         std::fprintf(stderr, "wheelhouse ingest: %s\n", store.error().message.c_str());
         return 2;
@@ -210,7 +216,10 @@ void add_ingest_command(CLI::App& app) {
     auto options = std::make_shared<ingest_command_options>();
     CLI::App* command = app.add_subcommand(
         "ingest", "Add wheels and sdists, or every *.whl and *.tar.gz under directories, to the index");
-    add_data_option(*command, options->data_dir);
+    add_settings_options(*command, config::option_set::bucket, [options](config::settings resolved) {
+        options->data_dir = resolved.data.string();
+        options->settings = std::move(resolved);
+    });
     command->add_option("-j,--jobs", options->jobs, "worker threads (default: one per core)")
         ->check(CLI::NonNegativeNumber);
     command->add_flag("-v,--verbose", options->verbose, "print every file with its outcome");

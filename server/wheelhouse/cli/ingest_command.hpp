@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "wheelhouse/config/settings.hpp"
+
 namespace wheelhouse::cli {
 
 struct ingest_command_options {
@@ -18,6 +20,7 @@ struct ingest_command_options {
     std::size_t jobs = 0;  // 0: one per core
     bool verbose = false;  // a line per file, not only per rejection
     std::vector<std::string> paths;
+    config::settings settings;  // the bucket's (--s3-*), when the index's files are in one
 };
 
 void add_ingest_command(CLI::App& app);

@@ -27,4 +27,23 @@ result<std::unique_ptr<s3::object_client>> open_bucket(bucket_options options) {
     return s3::object_client::create(std::move(options.bucket));
 }
 
+result<std::shared_ptr<s3::bucket_blobs>> bucket_of(const config::settings& settings) {
+    if (settings.s3_endpoint.empty()) {
+        if (!settings.s3_bucket.empty()) return invalid("give --s3-endpoint with --s3-bucket: the store's base URL");
+        return std::shared_ptr<s3::bucket_blobs>();
+    }
+    // One PUT holds at most 5 GiB; larger files would need multipart uploads, not built yet.
+    if (settings.max_upload_bytes > (5ull << 30))
+        return invalid("give --max-upload-size at most 5368709120 (5 GiB) with --s3-endpoint: larger files would "
+                       "need multipart uploads, which this index does not make yet");
+    auto who = s3::credentials_from(settings.s3_credentials_file);
+    if (!who) return who.error();
+    s3::bucket_settings bucket{settings.s3_endpoint, settings.s3_region, settings.s3_bucket, settings.s3_prefix,
+                               settings.s3_ca_bundle, std::move(*who), settings.s3_timeout};
+    auto client = s3::object_client::create(std::move(bucket));
+    if (!client) return client.error();
+    if (auto usable = (*client)->check_bucket(); !usable) return usable.error();
+    return std::make_shared<s3::bucket_blobs>(std::move(*client), nullptr);
+}
+
 }  // namespace wheelhouse::cli

@@ -15,7 +15,7 @@
 #include "wheelhouse/config/settings.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
 #include "wheelhouse/oidc/jwk.hpp"
-#include "wheelhouse/s3/bucket_blobs.hpp"
+#include "wheelhouse/cli/s3_options.hpp"
 #include "wheelhouse/static_export/files_base.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
 #include "wheelhouse/transport/server.hpp"
@@ -28,23 +28,6 @@ struct data_folder {
     storage::blob_store blobs;
     std::unique_ptr<catalog::catalog> catalog;
 };
-
-// The bucket of --s3-endpoint, its credentials read and its access checked now: a wrong key
-// stops the start instead of failing the first upload. Null without --s3-endpoint.
-result<std::shared_ptr<s3::bucket_blobs>> bucket_from(const config::settings& settings) {
-    if (settings.s3_endpoint.empty()) {
-        if (!settings.s3_bucket.empty()) return invalid("give --s3-endpoint with --s3-bucket: the store's base URL");
-        return std::shared_ptr<s3::bucket_blobs>();
-    }
-    auto who = s3::credentials_from(settings.s3_credentials_file);
-    if (!who) return who.error();
-    s3::bucket_settings bucket{settings.s3_endpoint, settings.s3_region, settings.s3_bucket, settings.s3_prefix,
-                               settings.s3_ca_bundle, std::move(*who), settings.s3_timeout};
-    auto client = s3::object_client::create(std::move(bucket));
-    if (!client) return client.error();
-    if (auto usable = (*client)->check_bucket(); !usable) return usable.error();
-    return std::make_shared<s3::bucket_blobs>(std::move(*client), nullptr);
-}
 
 std::optional<data_folder> open_data_folder(const std::filesystem::path& data,
                                             std::shared_ptr<storage::object_store> bucket) {
@@ -192,7 +175,7 @@ int serve(const config::overrides& values) {
         return 2;
     }
     const auto& settings = *resolved;
-    auto bucket = bucket_from(settings);
+    auto bucket = bucket_of(settings);
     if (!bucket) {
         spdlog::error("cannot use the bucket: {}", bucket.error().message);
         return 1;

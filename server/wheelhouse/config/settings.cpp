@@ -207,24 +207,24 @@ const std::vector<setting>& table() {
                 "Seconds one upstream page fetch may take in all, or 504 (default 60)", at_least_one_second),
         declare(serving, "offline", &settings::offline,
                 "Fetch nothing from upstream indexes: serve the pages and files kept, 504 for others"),
-        declare(serving, "s3-endpoint", &settings::s3_endpoint,
+        declare(bucket, "s3-endpoint", &settings::s3_endpoint,
                 "Keep the files this index holds in an S3-compatible bucket, not DATA/blobs: the store's base URL "
                 "(https://s3.example.com); credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or "
                 "--s3-credentials-file, checked at start"),
-        declare(serving, "s3-bucket", &settings::s3_bucket, "The bucket (with --s3-endpoint)"),
-        declare(serving, "s3-region", &settings::s3_region, "The region requests are signed for (default us-east-1)"),
-        declare(serving, "s3-prefix", &settings::s3_prefix, "Where in the bucket the files go, e.g. wheelhouse/"),
-        declare(serving, "s3-ca-bundle", &settings::s3_ca_bundle,
+        declare(bucket, "s3-bucket", &settings::s3_bucket, "The bucket (with --s3-endpoint)"),
+        declare(bucket, "s3-region", &settings::s3_region, "The region requests are signed for (default us-east-1)"),
+        declare(bucket, "s3-prefix", &settings::s3_prefix, "Where in the bucket the files go, e.g. wheelhouse/"),
+        declare(bucket, "s3-ca-bundle", &settings::s3_ca_bundle,
                 "PEM file of the CAs an https endpoint is checked against (default: the system's)", readable_file_if_set),
-        declare(serving, "s3-credentials-file", &settings::s3_credentials_file,
+        declare(bucket, "s3-credentials-file", &settings::s3_credentials_file,
                 "An AWS credentials file (aws_access_key_id = ..., its first profile), read at start",
                 readable_file_if_set),
-        declare(serving, "s3-timeout", &settings::s3_timeout,
+        declare(bucket, "s3-timeout", &settings::s3_timeout,
                 "Seconds each connect, send or read of a bucket request may take (default 30)", at_least_one_second),
-        declare(serving, "s3-downloads", &settings::s3_downloads,
+        declare(bucket, "s3-downloads", &settings::s3_downloads,
                 "Downloads of files in the bucket: redirect (302 to a presigned URL; default) or proxy (streamed "
                 "through the index, for a bucket only it can reach)", bucket_download_mode),
-        declare(serving, "s3-url-lifetime", &settings::s3_url_lifetime,
+        declare(bucket, "s3-url-lifetime", &settings::s3_url_lifetime,
                 "Seconds a presigned download URL works (default 300; 60 to 604800)", presigned_lifetime),
     };
     return rows;

@@ -85,9 +85,10 @@ struct settings {
 // (so two indexes that trust one repository do not accept each other's tokens), else "wheelhouse".
 std::string oidc_audience_of(const settings& values);
 
-// Which options a command takes: every command --config and --data; commands that fetch
-// release assets the remote ones too (--github-*, --ca-bundle, --remote-*); `serve` all.
-enum class option_set { data, fetching, serving };
+// Which options a command takes: every command --config and --data; commands that read or add
+// the index's own files the bucket's too (--s3-*); commands that fetch release assets the remote
+// ones too (--github-*, --ca-bundle, --remote-*); `serve` all.
+enum class option_set { data, bucket, fetching, serving };
 
 // What the command line and the environment gave; the rest falls through to the file and
 // then the defaults. Filled by CLI11 as it parses (add_options), read by resolve.

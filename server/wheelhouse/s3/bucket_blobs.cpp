@@ -52,6 +52,15 @@ result<void> bucket_blobs::remove(std::string_view sha256) {
                     [&](const std::string& key) { return client_->remove(key); });
 }
 
+result<void> bucket_blobs::list(const std::function<result<void>(std::string_view sha256, std::uint64_t size)>& each) {
+    const std::string prefix = client_->settings().prefix;
+    return client_->list(prefix + "blobs/sha256/", [&](const listed_object& object) -> result<void> {
+        const auto parts = storage::parse_blob_path(std::string_view(object.key).substr(prefix.size()));
+        if (!parts || parts->metadata) return {};
+        return each(parts->sha256, object.size);
+    });
+}
+
 std::string bucket_blobs::download_url(std::string_view sha256, std::chrono::seconds expires) const {
     return client_->presigned_get(key_of(sha256), expires);
 }

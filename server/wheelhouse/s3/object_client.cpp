@@ -385,6 +385,29 @@ result<std::string> object_client::get(std::string_view key, std::uint64_t max_b
     return std::move(answer->body());
 }
 
+result<void> object_client::list(std::string_view prefix,
+                                 const std::function<result<void>(const listed_object&)>& each) {
+    std::string continuation;
+    do {
+        name_value_list query{{"list-type", "2"}, {"prefix", std::string(prefix)}};
+        if (!continuation.empty()) query.emplace_back("continuation-token", continuation);
+        // A page of 1000 keys of at most 1024 bytes each, and their sizes, dates and ETags.
+        auto answer = impl_->signed_call(http::verb::get, "/" + impl_->settings.bucket, std::move(query),
+                                         http::request<http::empty_body>{}, empty_sha256, 4u << 20);
+        if (!answer) return answer.error();
+        if (!ok(*answer)) return refusal(*answer, "the listing of " + std::string(prefix));
+        auto page = list_page_of(answer->body());
+        if (!page) return make_error(error_kind::upstream, "the object store's listing: " + page.error().message);
+        for (const auto& object : page->objects) {
+            if (auto done = each(object); !done) return done.error();
+        }
+        if (!page->next_continuation_token.empty() && page->next_continuation_token == continuation)
+            return make_error(error_kind::upstream, "the object store's listing repeats its continuation token");
+        continuation = std::move(page->next_continuation_token);
+    } while (!continuation.empty());
+    return {};
+}
+
 result<void> object_client::remove(std::string_view key) {
     auto answer = impl_->signed_call(http::verb::delete_, impl_->bucket_path(key), {},
                                      http::request<http::empty_body>{}, empty_sha256);

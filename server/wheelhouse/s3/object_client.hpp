@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +75,9 @@ public:
     result<std::optional<object_info>> look_up(std::string_view key);
     // GET of a small object whole (at most `max_bytes`).
     result<std::string> get(std::string_view key, std::uint64_t max_bytes);
+    // Every object whose key begins with `prefix` (ListObjectsV2, a page of up to 1000 at a
+    // time), in key order; an error from `each` stops the listing.
+    result<void> list(std::string_view prefix, const std::function<result<void>(const listed_object&)>& each);
     // DELETE; an absent object is not an error (S3 answers 204 either way).
     result<void> remove(std::string_view key);
     // A URL anyone may GET `key` with for `expires` from now, no credentials needed.
