@@ -292,9 +292,11 @@ result<void> ingester::put_files(pending_add& pending) {
     pending.claim = std::move(claim).value();
     auto stored = [&]() -> result<void> {
         if (pending.spool.owns()) {
+            // A PUT the store finishes after we gave up on it leaves an object: count it ours.
+            pending.put_by_us = store_.bucket() != nullptr;
             auto blob = store_.put_owned(sha256, pending.spool.path(), storage::durability::at_sync);
             if (!blob) return blob.error();
-            pending.put_by_us = *blob == storage::put_outcome::created;
+            pending.put_by_us = pending.put_by_us || *blob == storage::put_outcome::created;
         }
         if (pending.row.file.metadata_sha256.empty()) return {};  // an sdist whose PKG-INFO is not served
         auto metadata = store_.put_metadata(sha256, pending.metadata, storage::durability::at_sync);
@@ -302,11 +304,7 @@ result<void> ingester::put_files(pending_add& pending) {
         pending.put_by_us = pending.put_by_us || *metadata == storage::put_outcome::created;
         return {};
     }();
-    if (!stored && pending.put_by_us) {
-        // Ours, and nothing references it: take it back out. A failure here leaves an
-        // unreferenced blob, which the claim leaves for the next start's sweep.
-        (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
-    }
+    if (!stored && pending.put_by_us) release_or_leave_claim(sha256, pending.claim);  // ours: take it back out
     return stored;
 }
 
@@ -354,10 +352,8 @@ void ingester::answer(pending_add& pending, result<void> committed, const ingest
     const std::string& filename = pending.row.file.filename;
     const std::string& sha256 = pending.row.file.sha256;
     const bool keep = committed && pending.added && pending.added->outcome != catalog::add_outcome::conflict;
-    if (!keep && pending.put_by_us) {
-        // Ours, and only when no row (committed meanwhile or before) references the bytes.
-        (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
-    }
+    // Ours, and only when no row (committed meanwhile or before) references the bytes.
+    if (!keep && pending.put_by_us) release_or_leave_claim(sha256, pending.claim);
     pending.drop_files();
     if (!committed) return done(about(filename, committed.error()));
     if (!pending.added) return done(make_error(error_kind::internal, filename + ": committed without an outcome"));
@@ -442,13 +438,32 @@ result<ingest_result> ingester::register_remote_row(catalog::file_record file, s
     return wait_for([&](ingest_completion done) { submit(std::move(pending), std::move(done)); });
 }
 
+void ingester::release_or_leave_claim(std::string_view sha256, storage::spool_file& claim) {
+    auto released = catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+    if (!released && claim.owns()) (void)claim.release();
+}
+
 result<catalog::file_record> ingester::delete_file(std::string_view filename, std::string_view actor) {
+    // A claim on the bytes before the row goes: should this process die, or the bucket fail,
+    // between the row's deletion and the bytes', the next start's sweep takes them out.
+    auto claim_of = [&](std::string_view sha256) -> result<storage::spool_file> { return store_.claim_blob(sha256); };
+    auto row = catalog_.find_file(filename);
+    if (!row) return row.error();
+    storage::spool_file claim;
+    std::string claimed;
+    if (*row) {
+        auto made = claim_of((*row)->sha256);
+        if (!made) return made.error();
+        claim = std::move(*made);
+        claimed = (*row)->sha256;
+    }
     auto removed = catalog_.delete_file(filename, actor);
     if (!removed) return removed.error();
-    const std::string sha256 = removed->sha256;
-    // The row is gone, which is what was asked; should the bytes stay behind after a failure
-    // here, an unreferenced blob harms nothing.
-    (void)catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+    if (removed->sha256 != claimed) {  // replaced between the look and the deletion
+        auto made = claim_of(removed->sha256);
+        if (made) claim = std::move(*made);
+    }
+    release_or_leave_claim(removed->sha256, claim);
     return removed;
 }
 

@@ -152,6 +152,9 @@ private:
     result<void> ensure_in_store(pending_add& pending);
     void submit(std::shared_ptr<pending_add> pending, ingest_completion done);
     void answer(pending_add& pending, result<void> committed, const ingest_completion& done);
+    // Takes `sha256`'s bytes back out when no row uses them. Should that fail (the bucket
+    // down), `claim` is left behind unlocked, so the next start's sweep tries again.
+    void release_or_leave_claim(std::string_view sha256, storage::spool_file& claim);
 
     catalog::catalog& catalog_;
     const storage::blob_store& store_;

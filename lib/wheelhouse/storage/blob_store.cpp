@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <fstream>
@@ -133,9 +134,20 @@ result<std::string> recorded_bucket(const std::filesystem::path& data_dir) {
     const auto marker = data_dir / "bucket";
     std::error_code failure;
     if (!std::filesystem::exists(marker, failure)) return std::string();
-    std::ifstream in(marker);
-    std::string line;
-    if (!in || !std::getline(in, line)) return make_error(error_kind::internal, "cannot read " + marker.string());
+    // One short line of printable text, as write_bucket_marker leaves it; anything else is a
+    // damaged record, never "no bucket" (a folder must not change stores by accident).
+    std::ifstream in(marker, std::ios::binary);
+    std::string line(1025, '\0');
+    in.read(line.data(), static_cast<std::streamsize>(line.size()));
+    line.resize(static_cast<std::size_t>(in.gcount()));
+    if (!line.empty() && line.back() == '\n') line.pop_back();
+    const bool sound = !line.empty() && line.size() <= 1000 &&
+                       std::all_of(line.begin(), line.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+    if (!sound) {
+        return make_error(error_kind::internal,
+                          "write back into " + marker.string() + " the bucket this folder's files are in (one line, "
+                          "as s3://BUCKET/PREFIX at ENDPOINT), or remove it if they are under blobs/: it is damaged");
+    }
     return line;
 }
 

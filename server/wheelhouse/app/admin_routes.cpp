@@ -247,10 +247,11 @@ route_answer delete_file(route_context& context, route_request& request) {
     const std::string filename(request.capture("filename"));
     auto removed = context.ingester->delete_file(filename, actor(request));
     if (!removed) return request.refuse(explained(removed.error(), no_such_file(filename)));
+    const auto still_there = context.blobs.has_owned(removed->sha256);  // in the bucket, when there is one
     json::object out{{"deleted", removed->filename},
                      {"project", removed->project},
                      {"sha256", removed->sha256},
-                     {"blob_removed", !context.blobs.has_blob(removed->sha256)}};
+                     {"blob_removed", still_there && !*still_there && !context.blobs.has_blob(removed->sha256)}};
     return ok(request, json::serialize(out));
 }
 

@@ -65,6 +65,10 @@ std::optional<transport::outgoing_response> send_owned(const route_context& cont
     const auto* bucket = context.blobs.bucket();
     if (bucket == nullptr) return send_blob(request, context.blobs.blob_path(file.sha256), file.sha256,
                                             context.settings.private_index);
+    // HEAD and conditionals need no byte: answered here, as a presigned GET URL takes no HEAD.
+    const download_answer answer(request, file.sha256, file.size, context.settings.private_index,
+                                 file.upload_time_ms / 1000);
+    if (auto done = answer.without_body()) return std::move(*done);
     const auto lifetime = context.settings.bucket_url_lifetime;
     catalog::file_record in_bucket = file;
     in_bucket.remote_url = bucket->download_url(file.sha256, lifetime);

@@ -99,6 +99,10 @@ struct remote_downloads::transfer {
     bool own_store = false;    // the file is the index's own, in its bucket: a failure there is 503, and private
     std::string github_token;  // from the settings, for a file read through GitHub's API (file.fetch_url)
 
+    // The URL for messages and logs: a bucket's presigned one without its query, which signs it.
+    std::string shown_url() const {
+        return own_store ? file.remote_url->substr(0, file.remote_url->find('?')) : *file.remote_url;
+    }
     // Checks the remote host's status and headers against the catalog; refusals become 502.
     result<head_plan> check_head(const remote::fetch_response& head) const;
     transport::outgoing_response streamed_response(const head_plan& plan) const;
@@ -121,7 +125,7 @@ private:
 
 result<head_plan> remote_downloads::transfer::check_head(const remote::fetch_response& head) const {
     // The catalog's URL, not the storage host's: a signed URL must not reach the client.
-    const auto& url = *file.remote_url;
+    const auto url = shown_url();
     const auto length = parse_number(head.header("content-length"));
     if (head.status == 200) {
         if (!length) {
@@ -210,7 +214,7 @@ result<void> remote_downloads::transfer::on_head(relay_progress& progress, const
 result<void> remote_downloads::transfer::on_bytes(relay_progress& progress, std::span<const char> bytes) const {
     progress.received += bytes.size();
     if (progress.received > progress.plan.length) {
-        return make_error(error_kind::upstream, *file.remote_url + " sent more than the " +
+        return make_error(error_kind::upstream, shown_url() + " sent more than the " +
                                                     std::to_string(progress.plan.length) + " bytes it announced");
     }
     if (progress.digest) progress.digest->update(std::string_view(bytes.data(), bytes.size()));
@@ -257,7 +261,7 @@ void remote_downloads::transfer::run(remote::http_client& client, const storage:
 
 void remote_downloads::transfer::finish(relay_progress& progress, const result<remote::fetch_response>& fetched,
                                         const storage::blob_store& blobs, metrics::server_metrics& metrics) const {
-    const auto& url = *file.remote_url;
+    const auto url = shown_url();
     if (!progress.head_sent) {
         const auto failure = progress.refusal ? *progress.refusal
                              : fetched        ? make_error(error_kind::upstream, url + " sent no response")
@@ -288,7 +292,7 @@ void remote_downloads::transfer::finish(relay_progress& progress, const result<r
 
 bool remote_downloads::transfer::whole_and_verified(relay_progress& progress,
                                                     metrics::server_metrics& metrics) const {
-    const auto& url = *file.remote_url;
+    const auto url = shown_url();
     if (progress.received != progress.plan.length) {
         spdlog::warn("proxy {}: {} sent {} of the {} bytes it announced", file.filename, url, progress.received,
                      progress.plan.length);

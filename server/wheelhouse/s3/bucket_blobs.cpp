@@ -15,17 +15,36 @@ std::string bucket_blobs::key_of(std::string_view sha256) const {
     return client_->key_of(storage::relative_blob_path(sha256));
 }
 
+namespace {
+
+std::int64_t steady_ms(std::chrono::steady_clock::time_point when) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
+}
+
+}  // namespace
+
 template <class Call>
 auto bucket_blobs::measured(metrics::store_operation operation, std::string_view sha256, Call&& call) {
     const auto started = std::chrono::steady_clock::now();
+    using answer_type = decltype(call(key_of(sha256)));
+    if (steady_ms(started) < resting_until_ms_.load(std::memory_order_relaxed)) {
+        if (metrics_ != nullptr) metrics_->record_store(operation, true, std::chrono::microseconds(0));
+        return answer_type(make_error(error_kind::unavailable,
+                                      "try again shortly: the object store holding this index's files is not "
+                                      "answering (the administrator has the details in the log)"));
+    }
     auto answer = call(key_of(sha256));
+    if (!answer && (answer.error().kind == error_kind::unavailable || answer.error().kind == error_kind::timeout)) {
+        resting_until_ms_.store(steady_ms(std::chrono::steady_clock::now() + rest_after_failure),
+                                std::memory_order_relaxed);
+    }
     if (metrics_ != nullptr) {
         metrics_->record_store(operation, !answer, std::chrono::duration_cast<std::chrono::microseconds>(
                                                        std::chrono::steady_clock::now() - started));
     }
     if (!answer && answer.error().kind != error_kind::internal) {
         spdlog::error("object store {}: {}", describe(), answer.error().message);
-        return decltype(answer)(make_error(error_kind::unavailable,
+        return answer_type(make_error(error_kind::unavailable,
                                            "try again shortly: the object store holding this index's files did not "
                                            "do what was asked (the administrator has the details in the log)"));
     }

@@ -4,9 +4,13 @@
 // DATA/ (so `wheelhouse s3-push` fills the same keys). Each request is timed into /metrics;
 // a failure is logged with the store's own words and given to the caller as
 // error_kind::unavailable (503 with Retry-After), since a client can do nothing but retry.
+// A store that did not answer (or answered 5xx) is not asked again for `rest_after_failure`:
+// requests meanwhile fail at once, so uploads, deletions and the catalog writes queued behind
+// them do not each wait out --s3-timeout against a store that is down.
 //
 // Thread safety: as object_client, any number of threads at once.
 
+#include <atomic>
 #include <memory>
 
 #include "wheelhouse/metrics/server_metrics.hpp"
@@ -38,8 +42,11 @@ private:
     template <class Call>
     auto measured(metrics::store_operation operation, std::string_view sha256, Call&& call);
 
+    static constexpr std::chrono::seconds rest_after_failure{5};
+
     std::unique_ptr<object_client> client_;
     metrics::server_metrics* metrics_;
+    std::atomic<std::int64_t> resting_until_ms_{0};  // steady clock; 0: the store is asked
 };
 
 }  // namespace wheelhouse::s3

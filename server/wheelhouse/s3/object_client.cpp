@@ -232,6 +232,9 @@ result<void> check_bucket_name(const std::string& name) {
 // Folders of a-z A-Z 0-9 . _ - (none empty, none "." or ".."), so no key can leave the prefix
 // however a proxy in front of the store normalises paths.
 result<void> check_prefix(const std::string& prefix) {
+    // A folder of its own: "team" would put the keys at teamblobs/…, beside other folders.
+    if (!prefix.empty() && prefix.back() != '/')
+        return invalid("end s3-prefix with '/', as wheelhouse/ or team/wheels/: it names a folder of the bucket");
     std::size_t start = 0;
     while (start < prefix.size()) {
         const auto slash = prefix.find('/', start);
@@ -317,6 +320,8 @@ result<std::unique_ptr<object_client>> object_client::create(bucket_settings set
     }
     state->tls = std::move(*context);
     state->settings = std::move(settings);
+    // One spelling of one endpoint (no trailing '/', no default port): DATA/bucket compares it.
+    state->settings.endpoint = std::string(where->tls ? "https://" : "http://") + where->host_header;
     state->where = std::move(*where);
     return std::unique_ptr<object_client>(new object_client(std::move(state)));
 }
