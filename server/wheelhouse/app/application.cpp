@@ -98,6 +98,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       routes_(all_routes(extra_routes)),
       router_(checked_router(routes_)) {
     context_.remote_files = &remote_files_;
+    context_.lookups = &file_lookups_;
     if (blobs.bucket() != nullptr && settings_.bucket_proxy_downloads) context_.bucket_client = &bucket_client_;
     context_.tokens = &tokens_;
     context_.ingester = &ingester_;
@@ -117,6 +118,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
     }
     catalog.subscribe([this](std::string_view project) {
         pages_.invalidate_project(project);
+        file_lookups_.clear();
         if (upstream_pages_) upstream_pages_->forget(project);  // its first file: owned from now on
     });
 }
@@ -337,6 +339,7 @@ void application::poll_external_changes() {
         if (ec) return;
         if (context_.catalog.changed_externally()) {
             pages_.clear();
+            file_lookups_.clear();
             if (upstream_pages_) upstream_pages_->forget_all();  // an upload or reservation elsewhere
         }
         poll_external_changes();

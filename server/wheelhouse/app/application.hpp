@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "wheelhouse/app/file_lookups.hpp"
 #include "wheelhouse/app/page_cache.hpp"
 #include "wheelhouse/app/remote_downloads.hpp"
 #include "wheelhouse/app/route.hpp"
@@ -81,6 +82,7 @@ private:
     remote::http_client asset_client_;  // release assets: registration, import, proxied downloads
     remote::http_client upstream_client_;  // upstream indexes: pages, .metadata, sizes
     remote::http_client bucket_client_;    // the bucket holding the index's files: proxied downloads
+    file_lookups file_lookups_;            // /files/' lookups, dropped at every catalog change
     std::unique_ptr<upstream::page_store> upstream_pages_;  // null without upstreams
     auth::token_store tokens_;
     ingest::ingester ingester_;

@@ -7,6 +7,7 @@
 
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/download_answer.hpp"
+#include "wheelhouse/app/file_lookups.hpp"
 #include "wheelhouse/app/remote_downloads.hpp"
 #include "wheelhouse/app/upstream_files.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -143,16 +144,15 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         return send_release_variants(context, request, sha256, filename);
     const bool wants_metadata = named->is_metadata();
 
-    const auto found = context.catalog.find_file(sha256, filename);
+    const auto found = context.lookups->find(context.catalog, sha256, filename);
     if (!found) {
         spdlog::error("GET {}: {}", request.target(), found.error().message);
         return make_text_response(request, http::status::internal_server_error,
                                   "the index could not read its catalog; the administrator has the details in the log");
     }
-    const auto& file = *found;
-    if (!file) return serve_upstream_file(context, request, sha256, filename, wants_metadata, respond);
-    if (const auto project = context.catalog.find_project(file->project);
-        project && *project && (*project)->status == catalog::project_status::quarantined) {
+    if (!*found) return serve_upstream_file(context, request, sha256, filename, wants_metadata, respond);
+    const auto* file = &(*found)->file;
+    if ((*found)->quarantined) {
         return make_text_response(request, http::status::not_found,
                                   "project '" + file->project + "' is quarantined; its files are not offered");
     }

@@ -40,6 +40,7 @@ class blob_store;
 
 namespace wheelhouse::app {
 
+class file_lookups;
 class remote_downloads;
 class static_routes;
 
@@ -107,6 +108,7 @@ struct route_context {
     upstream::page_store* upstream_pages = nullptr;  // set by the application when upstreams are configured
     remote::http_client* upstream_client = nullptr;  // fetches upstream files' .metadata and sizes; likewise
     remote::http_client* bucket_client = nullptr;    // streams proxied downloads from the bucket; likewise
+    file_lookups* lookups = nullptr;                 // /files/' catalog lookups, kept; set by the application
 };
 
 }  // namespace wheelhouse::app

@@ -1,0 +1,178 @@
+"""The bucket store (issue 29), on a one-node Ceph radosgw on loopback (deploy/radosgw.sh) sharing
+the box with the server, each figure beside a reference measured in the same run:
+
+1. A 1 GiB wheel uploaded to `wheelhouse serve --s3-endpoint …` (curl -T: spooled, checked,
+   hashed, PUT with its sha256, row committed, 201), beside `s3cmd put` of the same file into the
+   same bucket. Wall time from the first byte sent to the answer; the server's peak RSS.
+2. The download's 302 to a presigned URL, under wrk, beside nginx answering `return 302` for the
+   same path: req/s, p99, CPU per request (the server's or nginx's worker's own).
+3. Small durable uploads (curl -T, 8 at once): wheels/s into the bucket beside the same server
+   on a local folder.
+
+    /usr/bin/python3 bench/s3_store.py [--size-mib 1024] [--runs 3] [--duration 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import hashlib
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from remote_downloads import big_wheel  # noqa: E402
+from server_process import ServerProcess  # noqa: E402
+from simple_pages import cpu_seconds, free_port, parse_wrk, proc_status  # noqa: E402
+from wheelbuilder import build_wheel  # noqa: E402
+
+MiB = 1 << 20
+
+
+def token(data: pathlib.Path) -> str:
+    done = subprocess.run([os.environ.get("WHEELHOUSE_BIN", str(REPO / "build/release/server/wheelhouse")), "token",
+                           "create", "--data", str(data), "--name", "bench"], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def upload(url: str, secret: str, wheel: pathlib.Path) -> float:
+    started = time.monotonic()
+    done = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-T", str(wheel), "-u",
+                           f"__token__:{secret}", url + "api/v1/files/"], capture_output=True, text=True, timeout=1800)
+    if done.stdout != "201":
+        sys.exit(f"upload of {wheel.name}: {done.stdout} {done.stderr}")
+    return time.monotonic() - started
+
+
+def cpu_total(pid: int) -> float:
+    return sum(cpu_seconds(pid))
+
+
+def wrk(url: str, duration: int) -> dict:
+    done = subprocess.run(["wrk", "-t2", "-c32", f"-d{duration}s", "--latency", url], capture_output=True, text=True,
+                          timeout=duration + 60, check=True)
+    return parse_wrk(done.stdout)
+
+
+def nginx_redirect(work: pathlib.Path, location: str) -> tuple[subprocess.Popen, int, int]:
+    """nginx, one worker, answering every request with a 302 to `location`."""
+    port = free_port()
+    (work / "nginx").mkdir(exist_ok=True)
+    conf = work / "nginx" / "nginx.conf"
+    conf.write_text(f"""worker_processes 1; daemon off; pid {work}/nginx/pid; error_log {work}/nginx/error.log;
+events {{ worker_connections 1024; }}
+http {{ access_log off; server {{ listen 127.0.0.1:{port}; location / {{ return 302 '{location}'; }} }} }}
+""")
+    process = subprocess.Popen(["nginx", "-c", str(conf), "-p", str(work / "nginx")], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        if workers:
+            return process, port, int(workers[0])
+        time.sleep(0.05)
+    sys.exit("nginx did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--small", type=int, default=200, help="small wheels per durable-upload run")
+    arguments = parser.parse_args()
+    work = pathlib.Path(tempfile.mkdtemp(prefix="s3b-", dir="/tmp"))
+    rgw = work / "rgw"
+    subprocess.run(["bash", str(REPO / "deploy" / "radosgw.sh"), "start", str(rgw)], check=True, capture_output=True,
+                   timeout=180)
+    env = dict(line.split("=", 1) for line in (rgw / "env").read_text().splitlines())
+    host = f"127.0.0.1:{env['RGW_PORT']}"
+    s3cmd = ["s3cmd", "--no-ssl", f"--host={host}", f"--host-bucket={host}", f"--access_key={env['S3_ACCESS_KEY']}",
+             f"--secret_key={env['S3_SECRET_KEY']}", "--config=/dev/null"]
+    subprocess.run([*s3cmd, "mb", "s3://bench"], check=True, capture_output=True, timeout=60)
+    bucket_env = {**os.environ, "AWS_ACCESS_KEY_ID": env["S3_ACCESS_KEY"], "AWS_SECRET_ACCESS_KEY": env["S3_SECRET_KEY"]}
+
+    def bucket_server(data: pathlib.Path, prefix: str) -> ServerProcess:
+        return ServerProcess(data, "--threads", "2", "--s3-endpoint", env["S3_ENDPOINT"], "--s3-bucket", "bench",
+                             "--s3-prefix", prefix, env=bucket_env, access_log="off").start()
+
+    try:
+        wheel = big_wheel(work / "big", arguments.size_mib * MiB)
+        print(f"1. {arguments.size_mib} MiB: wheelhouse upload into the bucket vs s3cmd put (wall s, RSS MiB)")
+        for run in range(arguments.runs):
+            data = work / f"big-data-{run}"
+            data.mkdir()
+            secret = token(data)
+            server = bucket_server(data, f"big{run}/")
+            before = proc_status(server.process.pid)["VmHWM"] / 1024
+            ours = upload(server.url, secret, wheel)
+            peak = proc_status(server.process.pid)["VmHWM"] / 1024
+            server.stop()
+            started = time.monotonic()
+            subprocess.run([*s3cmd, "put", "--disable-multipart", str(wheel), f"s3://bench/s3cmd{run}.whl"],
+                           check=True, capture_output=True, timeout=1800)
+            theirs = time.monotonic() - started
+            subprocess.run([*s3cmd, "del", f"s3://bench/s3cmd{run}.whl"], capture_output=True, timeout=600)
+            subprocess.run([*s3cmd, "del", "--recursive", "--force", f"s3://bench/big{run}/"], capture_output=True,
+                           timeout=600)
+            shutil.rmtree(data)
+            print(f"   run {run + 1}: wheelhouse {ours:.2f} s ({arguments.size_mib / ours:.0f} MiB/s), "
+                  f"s3cmd {theirs:.2f} s ({arguments.size_mib / theirs:.0f} MiB/s), ratio {theirs / ours:.2f}x; "
+                  f"server RSS peak {peak:.0f} MiB (before {before:.0f})")
+
+        print(f"2. the download's 302 under wrk -t2 -c32 -d{arguments.duration}s: wheelhouse vs nginx `return 302`")
+        data = work / "redirect-data"
+        data.mkdir()
+        secret = token(data)
+        small = build_wheel(work / "small", "redirected", "1.0")
+        server = bucket_server(data, "redirect/")
+        upload(server.url, secret, small)
+        sha256 = hashlib.sha256(small.read_bytes()).hexdigest()
+        path = f"files/{sha256}/{small.name}"
+        location = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", server.url + path],
+                                  capture_output=True, text=True, check=True).stdout
+        nginx, nginx_port, nginx_worker = nginx_redirect(work, location)
+        for run in range(arguments.runs):
+            for name, url, pid in (("wheelhouse", server.url + path, server.process.pid),
+                                   ("nginx", f"http://127.0.0.1:{nginx_port}/{path}", nginx_worker)):
+                cpu = cpu_total(pid)
+                result = wrk(url, arguments.duration)
+                used = cpu_total(pid) - cpu
+                print(f"   run {run + 1} {name:10} {result['requests_per_second']:9.0f} req/s  "
+                      f"p99 {result['latency_p99_us'] / 1000:.2f} ms  "
+                      f"{used / result['requests'] * 1e6:.1f} µs CPU/request  "
+                      f"RSS {proc_status(pid)['VmRSS'] / 1024:.0f} MiB")
+        nginx.terminate()
+        nginx.wait()
+        server.stop()
+
+        print(f"3. small durable uploads, 8 at once, {arguments.small} wheels: bucket vs local folder (wheels/s)")
+        farm = work / "farm"
+        for run in range(arguments.runs):
+            for where in ("bucket", "folder"):
+                data = work / f"small-{where}-{run}"
+                data.mkdir()
+                secret = token(data)
+                wheels = [build_wheel(farm / f"{where}{run}", "durable", f"1.{run}.{i}") for i in range(arguments.small)]
+                server = (bucket_server(data, f"small{run}/") if where == "bucket" else
+                          ServerProcess(data, "--threads", "2", access_log="off").start())
+                started = time.monotonic()
+                with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                    list(pool.map(lambda w: upload(server.url, secret, w), wheels))
+                took = time.monotonic() - started
+                server.stop()
+                print(f"   run {run + 1} {where:7} {len(wheels) / took:6.1f} wheels/s")
+    finally:
+        subprocess.run(["bash", str(REPO / "deploy" / "radosgw.sh"), "stop", str(rgw)], capture_output=True, timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
