@@ -63,7 +63,7 @@ const std::string sha_of_wheel = crypto::sha256_hex("wheel bytes");
 
 }  // namespace
 
-TEST_CASE("with a bucket, the index's own files go there; METADATA and removals follow") {
+TEST_CASE("with a bucket, the index's own files go there, and METADATA and removals follow") {
     temp_dir dir;
     auto bucket = std::make_shared<map_bucket>("s3://wheels/team/ at https://s3.example");
     auto store = storage::blob_store::open(dir.path(), bucket);
