@@ -123,6 +123,11 @@ result<void> rewrite_metadata(const storage::blob_store& store, const std::strin
     return {};
 }
 
+// How a problem names a blob in the bucket: "bucket/blobs/sha256/ab/cd/<sha256>".
+std::filesystem::path bucket_path(std::string_view sha256) {
+    return std::filesystem::path("bucket") / storage::relative_blob_path(sha256);
+}
+
 std::string first_of(const std::vector<std::string>& names) { return names.empty() ? std::string() : names.front(); }
 
 }  // namespace
@@ -204,7 +209,7 @@ private:
     // An object of the bucket: used by a row, of the row's size and put with its sha256 (which
     // the store checked as the bytes came: x-amz-content-sha256). Its bytes are not read again.
     result<void> check_object(const std::string& sha256, std::uint64_t size) {
-        const auto path = std::filesystem::path("bucket") / storage::relative_blob_path(sha256);
+        const auto path = bucket_path(sha256);
         const auto row = rows_.find(sha256);
         if (row == rows_.end()) return check_orphan(problem_kind::orphan_blob, sha256, path);
         std::string damage;
@@ -334,8 +339,7 @@ private:
             return {};
         }
         problem entry{problem_kind::missing_blob, sha256, first_of(row.local_filenames),
-                      store_.bucket() != nullptr ? std::filesystem::path("bucket") / storage::relative_blob_path(sha256)
-                                                 : store_.blob_path(sha256),
+                      store_.bucket() != nullptr ? bucket_path(sha256) : store_.blob_path(sha256),
                       "the wheel's bytes are not in the store", false,
                       "copy the wheel there from a backup (its sha256 is its name), or delete the row with "
                       "--fix --delete-missing-rows"};

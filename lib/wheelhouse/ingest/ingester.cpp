@@ -446,13 +446,12 @@ void ingester::release_or_leave_claim(std::string_view sha256, storage::spool_fi
 result<catalog::file_record> ingester::delete_file(std::string_view filename, std::string_view actor) {
     // A claim on the bytes before the row goes: should this process die, or the bucket fail,
     // between the row's deletion and the bytes', the next start's sweep takes them out.
-    auto claim_of = [&](std::string_view sha256) -> result<storage::spool_file> { return store_.claim_blob(sha256); };
     auto row = catalog_.find_file(filename);
     if (!row) return row.error();
     storage::spool_file claim;
     std::string claimed;
     if (*row) {
-        auto made = claim_of((*row)->sha256);
+        auto made = store_.claim_blob((*row)->sha256);
         if (!made) return made.error();
         claim = std::move(*made);
         claimed = (*row)->sha256;
@@ -460,7 +459,7 @@ result<catalog::file_record> ingester::delete_file(std::string_view filename, st
     auto removed = catalog_.delete_file(filename, actor);
     if (!removed) return removed.error();
     if (removed->sha256 != claimed) {  // replaced between the look and the deletion
-        auto made = claim_of(removed->sha256);
+        auto made = store_.claim_blob(removed->sha256);
         if (made) claim = std::move(*made);
     }
     release_or_leave_claim(removed->sha256, claim);

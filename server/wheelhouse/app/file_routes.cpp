@@ -79,7 +79,8 @@ std::optional<transport::outgoing_response> send_owned(const route_context& cont
         return redirect_download(request, *in_bucket.remote_url, context.settings.private_index, lifetime / 2);
     }
     in_bucket.mode = catalog::download_mode::proxy;
-    return context.remote_files->serve(request, in_bucket, respond, {.client = context.bucket_client, .kept = {}, .own_store = true});
+    return context.remote_files->serve(request, in_bucket, respond,
+                                       {.client = context.bucket_client, .kept = {}, .own_store = true});
 }
 
 // PEP 825: a release's variants.json, from its catalog row, answered as any download. Its URL

@@ -12,26 +12,14 @@ result<void> require_data_folder(const std::filesystem::path& data) {
     return {};
 }
 
-namespace {
-
-result<existing_data> open_with(const std::filesystem::path& data, std::shared_ptr<storage::object_store> bucket,
-                                storage::owned_bytes use) {
+result<existing_data> open_existing_data(const std::filesystem::path& data,
+                                         std::shared_ptr<storage::object_store> bucket, storage::owned_bytes use) {
     if (auto found = require_data_folder(data); !found) return found.error();
     auto catalog = catalog::catalog::open(data / "catalog.db");
     if (!catalog) return catalog.error();
     auto store = storage::blob_store::open(data, std::move(bucket), use);
     if (!store) return store.error();
     return existing_data{std::move(catalog).value(), std::move(store).value()};
-}
-
-}  // namespace
-
-result<existing_data> open_existing_data(const std::filesystem::path& data, storage::owned_bytes use) {
-    return open_with(data, nullptr, use);
-}
-
-result<existing_data> open_existing_data(const std::filesystem::path& data, std::shared_ptr<storage::object_store> bucket) {
-    return open_with(data, std::move(bucket), storage::owned_bytes::touched);
 }
 
 }  // namespace wheelhouse::cli

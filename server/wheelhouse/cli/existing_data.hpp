@@ -20,10 +20,10 @@ struct existing_data {
 // not_found when `data` holds no catalog.db, naming the folder and the --data option. A folder
 // whose files are in a bucket (DATA/bucket) is refused unless `use` leaves them alone: these
 // commands take no bucket settings.
+// `bucket` holds its files when given (null: they are under blobs/).
 result<existing_data> open_existing_data(const std::filesystem::path& data,
+                                         std::shared_ptr<storage::object_store> bucket = {},
                                          storage::owned_bytes use = storage::owned_bytes::touched);
-// The same with the bucket that holds its files (null: they are under blobs/).
-result<existing_data> open_existing_data(const std::filesystem::path& data, std::shared_ptr<storage::object_store> bucket);
 // The same check alone, for a command that only reads the folder's files and must create none.
 result<void> require_data_folder(const std::filesystem::path& data);
 

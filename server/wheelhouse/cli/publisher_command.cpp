@@ -27,7 +27,7 @@ int fail(const error& failure) {
 
 // The catalog of an existing data folder (a publisher for a folder that is not one helps nobody).
 std::unique_ptr<catalog::catalog> open_catalog(const std::string& data) {
-    auto opened = open_existing_data(data, storage::owned_bytes::untouched);
+    auto opened = open_existing_data(data, nullptr, storage::owned_bytes::untouched);
     if (!opened) {
         std::fprintf(stderr, "wheelhouse publisher: %s\n", opened.error().message.c_str());
         return nullptr;

@@ -45,7 +45,7 @@ int list_reservations(catalog::catalog& catalog) {
 }
 
 int reserve(const reserve_options& options) {
-    auto data = open_existing_data(options.data, storage::owned_bytes::untouched);
+    auto data = open_existing_data(options.data, nullptr, storage::owned_bytes::untouched);
     if (!data) return fail("reserve", data.error());
     auto& catalog = *data->catalog;
     if (options.list) return list_reservations(catalog);
@@ -99,7 +99,7 @@ std::size_t prune_pages(const std::filesystem::path& folder, std::filesystem::fi
 }
 
 int prune(const prune_options& options) {
-    auto data = open_existing_data(options.data, storage::owned_bytes::untouched);
+    auto data = open_existing_data(options.data, nullptr, storage::owned_bytes::untouched);
     if (!data) return fail("upstream-prune", data.error());
     auto kept_before = std::numeric_limits<std::int64_t>::max();
     auto pages_before = std::filesystem::file_time_type::max();
