@@ -87,6 +87,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--small", type=int, default=200, help="small wheels per durable-upload run")
+    parser.add_argument("--only", choices=("upload", "redirect", "small"), help="run one of the three alone")
     arguments = parser.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="s3b-", dir="/tmp"))
     rgw = work / "rgw"
@@ -104,74 +105,91 @@ def main() -> None:
                              "--s3-prefix", prefix, env=bucket_env, access_log="off").start()
 
     try:
-        wheel = big_wheel(work / "big", arguments.size_mib * MiB)
-        print(f"1. {arguments.size_mib} MiB: wheelhouse upload into the bucket vs s3cmd put (wall s, RSS MiB)")
-        for run in range(arguments.runs):
-            data = work / f"big-data-{run}"
-            data.mkdir()
-            secret = token(data)
-            server = bucket_server(data, f"big{run}/")
-            before = proc_status(server.process.pid)["VmHWM"] / 1024
-            ours = upload(server.url, secret, wheel)
-            peak = proc_status(server.process.pid)["VmHWM"] / 1024
-            server.stop()
-            started = time.monotonic()
-            subprocess.run([*s3cmd, "put", "--disable-multipart", str(wheel), f"s3://bench/s3cmd{run}.whl"],
-                           check=True, capture_output=True, timeout=1800)
-            theirs = time.monotonic() - started
-            subprocess.run([*s3cmd, "del", f"s3://bench/s3cmd{run}.whl"], capture_output=True, timeout=600)
-            subprocess.run([*s3cmd, "del", "--recursive", "--force", f"s3://bench/big{run}/"], capture_output=True,
-                           timeout=600)
-            shutil.rmtree(data)
-            print(f"   run {run + 1}: wheelhouse {ours:.2f} s ({arguments.size_mib / ours:.0f} MiB/s), "
-                  f"s3cmd {theirs:.2f} s ({arguments.size_mib / theirs:.0f} MiB/s), ratio {theirs / ours:.2f}x; "
-                  f"server RSS peak {peak:.0f} MiB (before {before:.0f})")
-
-        print(f"2. the download's 302 under wrk -t2 -c32 -d{arguments.duration}s: wheelhouse vs nginx `return 302`")
-        data = work / "redirect-data"
-        data.mkdir()
-        secret = token(data)
-        small = build_wheel(work / "small", "redirected", "1.0")
-        server = bucket_server(data, "redirect/")
-        upload(server.url, secret, small)
-        sha256 = hashlib.sha256(small.read_bytes()).hexdigest()
-        path = f"files/{sha256}/{small.name}"
-        location = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", server.url + path],
-                                  capture_output=True, text=True, check=True).stdout
-        nginx, nginx_port, nginx_worker = nginx_redirect(work, location)
-        for run in range(arguments.runs):
-            for name, url, pid in (("wheelhouse", server.url + path, server.process.pid),
-                                   ("nginx", f"http://127.0.0.1:{nginx_port}/{path}", nginx_worker)):
-                cpu = cpu_total(pid)
-                result = wrk(url, arguments.duration)
-                used = cpu_total(pid) - cpu
-                print(f"   run {run + 1} {name:10} {result['requests_per_second']:9.0f} req/s  "
-                      f"p99 {result['latency_p99_us'] / 1000:.2f} ms  "
-                      f"{used / result['requests'] * 1e6:.1f} µs CPU/request  "
-                      f"RSS {proc_status(pid)['VmRSS'] / 1024:.0f} MiB")
-        nginx.terminate()
-        nginx.wait()
-        server.stop()
-
-        print(f"3. small durable uploads, 8 at once, {arguments.small} wheels: bucket vs local folder (wheels/s)")
-        farm = work / "farm"
-        for run in range(arguments.runs):
-            for where in ("bucket", "folder"):
-                data = work / f"small-{where}-{run}"
-                data.mkdir()
-                secret = token(data)
-                wheels = [build_wheel(farm / f"{where}{run}", "durable", f"1.{run}.{i}") for i in range(arguments.small)]
-                server = (bucket_server(data, f"small{run}/") if where == "bucket" else
-                          ServerProcess(data, "--threads", "2", access_log="off").start())
-                started = time.monotonic()
-                with concurrent.futures.ThreadPoolExecutor(8) as pool:
-                    list(pool.map(lambda w: upload(server.url, secret, w), wheels))
-                took = time.monotonic() - started
-                server.stop()
-                print(f"   run {run + 1} {where:7} {len(wheels) / took:6.1f} wheels/s")
+        if arguments.only in (None, "upload"):
+            big_upload(arguments, work, s3cmd, bucket_server)
+        if arguments.only in (None, "redirect"):
+            redirect(arguments, work, bucket_server)
+        if arguments.only in (None, "small"):
+            small_uploads(arguments, work, bucket_server)
     finally:
         subprocess.run(["bash", str(REPO / "deploy" / "radosgw.sh"), "stop", str(rgw)], capture_output=True, timeout=60)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -> None:
+    wheel = big_wheel(work / "big", arguments.size_mib * MiB)
+    print(f"1. {arguments.size_mib} MiB: wheelhouse upload into the bucket vs s3cmd put, its default multipart "
+          "and one PUT (wall s, RSS MiB)")
+    for run in range(arguments.runs):
+        data = work / f"big-data-{run}"
+        data.mkdir()
+        secret = token(data)
+        server = bucket_server(data, f"big{run}/")
+        before = proc_status(server.process.pid)["VmHWM"] / 1024
+        ours = upload(server.url, secret, wheel)
+        peak = proc_status(server.process.pid)["VmHWM"] / 1024
+        server.stop()
+        theirs = {}
+        for mode, flags in (("parts", []), ("one PUT", ["--disable-multipart"])):
+            started = time.monotonic()
+            subprocess.run([*s3cmd, "put", *flags, str(wheel), f"s3://bench/s3cmd{run}.whl"],
+                           check=True, capture_output=True, timeout=1800)
+            theirs[mode] = time.monotonic() - started
+            subprocess.run([*s3cmd, "del", f"s3://bench/s3cmd{run}.whl"], capture_output=True, timeout=600)
+        subprocess.run([*s3cmd, "del", "--recursive", "--force", f"s3://bench/big{run}/"], capture_output=True,
+                       timeout=600)
+        shutil.rmtree(data)
+        best = min(theirs.values())
+        print(f"   run {run + 1}: wheelhouse {ours:.2f} s ({arguments.size_mib / ours:.0f} MiB/s), s3cmd "
+              + ", ".join(f"{mode} {took:.2f} s" for mode, took in theirs.items())
+              + f"; ratio to s3cmd's faster {best / ours:.2f}x; server RSS peak {peak:.0f} MiB (before {before:.0f})")
+
+
+def redirect(arguments, work: pathlib.Path, bucket_server) -> None:
+    print(f"2. the download's 302 under wrk -t2 -c32 -d{arguments.duration}s: wheelhouse vs nginx `return 302`")
+    data = work / "redirect-data"
+    data.mkdir()
+    secret = token(data)
+    small = build_wheel(work / "small", "redirected", "1.0")
+    server = bucket_server(data, "redirect/")
+    upload(server.url, secret, small)
+    sha256 = hashlib.sha256(small.read_bytes()).hexdigest()
+    path = f"files/{sha256}/{small.name}"
+    location = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", server.url + path],
+                              capture_output=True, text=True, check=True).stdout
+    nginx, nginx_port, nginx_worker = nginx_redirect(work, location)
+    for run in range(arguments.runs):
+        for name, url, pid in (("wheelhouse", server.url + path, server.process.pid),
+                               ("nginx", f"http://127.0.0.1:{nginx_port}/{path}", nginx_worker)):
+            cpu = cpu_total(pid)
+            result = wrk(url, arguments.duration)
+            used = cpu_total(pid) - cpu
+            print(f"   run {run + 1} {name:10} {result['requests_per_second']:9.0f} req/s  "
+                  f"p99 {result['latency_p99_us'] / 1000:.2f} ms  "
+                  f"{used / result['requests'] * 1e6:.1f} µs CPU/request  "
+                  f"RSS {proc_status(pid)['VmRSS'] / 1024:.0f} MiB")
+    nginx.terminate()
+    nginx.wait()
+    server.stop()
+
+
+def small_uploads(arguments, work: pathlib.Path, bucket_server) -> None:
+    print(f"3. small durable uploads, 8 at once, {arguments.small} wheels: bucket vs local folder (wheels/s)")
+    farm = work / "farm"
+    for run in range(arguments.runs):
+        for where in ("bucket", "folder"):
+            data = work / f"small-{where}-{run}"
+            data.mkdir()
+            secret = token(data)
+            wheels = [build_wheel(farm / f"{where}{run}", "durable", f"1.{run}.{i}") for i in range(arguments.small)]
+            server = (bucket_server(data, f"small{run}/") if where == "bucket" else
+                      ServerProcess(data, "--threads", "2", access_log="off").start())
+            started = time.monotonic()
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(pool.map(lambda w: upload(server.url, secret, w), wheels))
+            took = time.monotonic() - started
+            server.stop()
+            print(f"   run {run + 1} {where:7} {len(wheels) / took:6.1f} wheels/s")
 
 
 if __name__ == "__main__":

@@ -139,6 +139,42 @@ def test_twine_and_curl_uploads_land_in_the_bucket_byte_for_byte_and_pip_install
     assert (target / "bucketed" / "blob.bin").exists()
 
 
+def in_progress_uploads(env: dict[str, str], prefix: str) -> list[str]:
+    done = s3cmd(env, "multipart", "s3://wheels")
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stdout.splitlines() if prefix in line]
+
+
+def test_a_large_upload_goes_up_in_parts_and_reads_back_byte_for_byte(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    """Above 16 MiB a file goes up as a multipart upload (parts of 8 MiB, several at once), each
+    part's sha256 signed and the whole file's checked before the upload is completed."""
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    running = bucket_server(data)
+    wheel = build_wheel(tmp_path / "farm", "bigbucketed", "1.0",
+                        files={"bigbucketed/blob.bin": os.urandom(37 << 20)})
+    assert wheel.stat().st_size > 37 << 20
+    status, body = curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")
+    assert status == 201, body
+    sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    key = blob_key(bucket_server.prefix, sha256)
+    assert object_bytes(radosgw, key, tmp_path) == wheel.read_bytes()
+    info = s3cmd(radosgw, "info", f"s3://wheels/{key}")
+    assert info.returncode == 0, info.stderr
+    assert re.search(r"MD5 sum:\s+\S+-5\b", info.stdout), info.stdout  # 5 parts: 4 of 8 MiB and the rest
+    assert f"x-amz-meta-sha256: {sha256}" in info.stdout, info.stdout
+    assert in_progress_uploads(radosgw, bucket_server.prefix) == []
+
+    # A range across a part boundary, through the redirect.
+    status, headers, _ = answer(f"{running.url}files/{sha256}/{wheel.name}")
+    assert status == 302
+    start = (8 << 20) - 100
+    status, _, piece = answer(headers["Location"], headers={"Range": f"bytes={start}-{start + 199}"})
+    assert status == 206 and piece == wheel.read_bytes()[start:start + 200]
+
+
 def test_range_through_the_redirect_and_through_the_proxy(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
     data = tmp_path / "data"
     data.mkdir()

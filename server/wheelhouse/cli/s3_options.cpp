@@ -32,10 +32,6 @@ result<std::shared_ptr<s3::bucket_blobs>> bucket_of(const config::settings& sett
         if (!settings.s3_bucket.empty()) return invalid("give --s3-endpoint with --s3-bucket: the store's base URL");
         return std::shared_ptr<s3::bucket_blobs>();
     }
-    // One PUT holds at most 5 GiB; larger files would need multipart uploads, not built yet.
-    if (settings.max_upload_bytes > (5ull << 30))
-        return invalid("give --max-upload-size at most 5368709120 (5 GiB) with --s3-endpoint: larger files would "
-                       "need multipart uploads, which this index does not make yet");
     auto who = s3::credentials_from(settings.s3_credentials_file);
     if (!who) return who.error();
     s3::bucket_settings bucket{settings.s3_endpoint, settings.s3_region, settings.s3_bucket, settings.s3_prefix,

@@ -7,8 +7,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/remote/tls_context.hpp"
@@ -79,6 +83,63 @@ error transport_failure(const endpoint_parts& where, std::string_view step, erro
                           (late ? std::string("no answer in time (s3-timeout)") : ec.message()));
 }
 
+// Files above this go up in parts, several at once: one PUT holds at most 5 GiB, and one
+// connection does not use what a store can take.
+constexpr std::uint64_t single_put_limit = 16ull << 20;
+constexpr std::uint64_t smallest_part = 8ull << 20;  // S3 takes parts of 5 MiB and more (but the last)
+constexpr std::uint64_t most_parts = 10000;
+constexpr unsigned parts_at_once = 4;
+
+// Whole MiB, at least smallest_part, few enough for S3's 10000 parts.
+std::uint64_t part_size_for(std::uint64_t size) {
+    constexpr std::uint64_t mib = 1 << 20;
+    const std::uint64_t needed = (size + most_parts - 1) / most_parts;
+    return std::max(smallest_part, (needed + mib - 1) / mib * mib);
+}
+
+// One part of a multipart upload: where it lies in the file, and its bytes' sha256.
+struct part_plan {
+    unsigned number = 0;  // from 1
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    std::string sha256;
+};
+
+// A byte range of a file as a request body, read a block at a time.
+struct file_range_body {
+    struct value_type {
+        beast::file file;
+        std::uint64_t offset = 0;
+        std::uint64_t length = 0;
+    };
+    static std::uint64_t size(const value_type& body) { return body.length; }
+
+    class writer {
+    public:
+        using const_buffers_type = net::const_buffer;
+        template <bool is_request, class Fields>
+        writer(http::header<is_request, Fields>&, value_type& body) : body_(body), remaining_(body.length) {}
+        void init(error_code& ec) { body_.file.seek(body_.offset, ec); }
+        boost::optional<std::pair<const_buffers_type, bool>> get(error_code& ec) {
+            ec = {};
+            if (remaining_ == 0) return boost::none;
+            const auto got = body_.file.read(block_.data(), std::min<std::uint64_t>(remaining_, block_.size()), ec);
+            if (ec) return boost::none;
+            if (got == 0) {  // the file is shorter than it was: never send a part short
+                ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
+                return boost::none;
+            }
+            remaining_ -= got;
+            return std::pair<const_buffers_type, bool>(net::const_buffer(block_.data(), got), remaining_ > 0);
+        }
+
+    private:
+        value_type& body_;
+        std::uint64_t remaining_;
+        std::vector<char> block_ = std::vector<char>(64 << 10);
+    };
+};
+
 }  // namespace
 
 struct object_client::impl {
@@ -89,6 +150,16 @@ struct object_client::impl {
     // One request on a new connection: the answer's status, headers and body (≤ max_body).
     template <typename Body>
     result<response> exchange(const endpoint_parts& to, http::request<Body>& request, std::uint64_t max_body) {
+        return exchange(to, request, [&](net::io_context& io, auto& stream, beast::flat_buffer& buffer) {
+            return read_answer(io, stream, buffer, to, request.method(), max_body);
+        });
+    }
+
+    // The same with the answer read by `receive(io, stream, buffer)` once the request is sent.
+    template <typename Body, typename Receive>
+    auto exchange(const endpoint_parts& to, http::request<Body>& request, Receive&& receive)
+        -> decltype(receive(std::declval<net::io_context&>(), std::declval<beast::tcp_stream&>(),
+                            std::declval<beast::flat_buffer&>())) {
         net::io_context io;
         tcp::resolver resolver(io);
         tcp::resolver::results_type found;
@@ -110,8 +181,11 @@ struct object_client::impl {
         tcp_stream.expires_after(settings.timeout);
         if (auto ec = await(io, [&](auto handler) { tcp_stream.async_connect(found, handler); }))
             return transport_failure(to, "connecting", ec);
-        if (!to.tls) return over(io, tcp_stream, to, request, max_body);
-
+        beast::flat_buffer buffer;
+        if (!to.tls) {
+            if (auto sent = send(io, tcp_stream, to, request); !sent) return sent.error();
+            return receive(io, tcp_stream, buffer);
+        }
         beast::ssl_stream<beast::tcp_stream> stream(std::move(tcp_stream), *tls);
         error_code not_an_address;
         (void)net::ip::make_address(to.host, not_an_address);
@@ -120,13 +194,12 @@ struct object_client::impl {
         beast::get_lowest_layer(stream).expires_after(settings.timeout);
         if (auto ec = await(io, [&](auto handler) { stream.async_handshake(ssl::stream_base::client, handler); }))
             return transport_failure(to, "negotiating TLS (is s3-ca-bundle right?)", ec);
-        return over(io, stream, to, request, max_body);
+        if (auto sent = send(io, stream, to, request); !sent) return sent.error();
+        return receive(io, stream, buffer);
     }
 
     template <typename Stream, typename Body>
-    result<response> over(net::io_context& io, Stream& stream, const endpoint_parts& to, http::request<Body>& request,
-                          std::uint64_t max_body) {
-        beast::get_lowest_layer(stream).expires_after(settings.timeout);
+    result<void> send(net::io_context& io, Stream& stream, const endpoint_parts& to, http::request<Body>& request) {
         http::request_serializer<Body> serializer(request);
         // Each chunk of a large body renews the deadline: the timeout bounds a stall, not a file.
         while (!serializer.is_done()) {
@@ -134,12 +207,27 @@ struct object_client::impl {
             if (auto ec = await(io, [&](auto handler) { http::async_write_some(stream, serializer, handler); }))
                 return transport_failure(to, "sending the request", ec);
         }
-        beast::flat_buffer buffer;
+        return {};
+    }
+
+    // Reads the rest of an answer a step at a time, each step with its own deadline.
+    template <typename Stream, typename Parser>
+    error_code read_rest(net::io_context& io, Stream& stream, beast::flat_buffer& buffer, Parser& parser) {
+        while (!parser.is_done()) {
+            beast::get_lowest_layer(stream).expires_after(settings.timeout);
+            if (auto ec = await(io, [&](auto handler) { http::async_read_some(stream, buffer, parser, handler); }))
+                return ec;
+        }
+        return {};
+    }
+
+    template <typename Stream>
+    result<response> read_answer(net::io_context& io, Stream& stream, beast::flat_buffer& buffer,
+                                 const endpoint_parts& to, http::verb method, std::uint64_t max_body) {
         http::response_parser<http::string_body> parser;
         parser.body_limit(max_body);
-        parser.skip(request.method() == http::verb::head);
-        beast::get_lowest_layer(stream).expires_after(settings.timeout);
-        if (auto ec = await(io, [&](auto handler) { http::async_read(stream, buffer, parser, handler); })) {
+        parser.skip(method == http::verb::head);
+        if (auto ec = read_rest(io, stream, buffer, parser)) {
             if (ec == http::error::body_limit)
                 return make_error(error_kind::upstream, "the object store answered more than " +
                                                             std::to_string(max_body) + " bytes");
@@ -150,9 +238,8 @@ struct object_client::impl {
 
     // `extra` are headers sent and signed beside Host and the x-amz- ones SigV4 adds.
     template <typename Body>
-    result<response> signed_call(http::verb verb, std::string_view path, name_value_list query,
-                                 http::request<Body> request, std::string_view payload_sha256,
-                                 std::uint64_t max_body = 1 << 20, const name_value_list& extra = {}) {
+    void sign(http::request<Body>& request, http::verb verb, std::string_view path, name_value_list query,
+              std::string_view payload_sha256, const name_value_list& extra) const {
         const std::string method(http::to_string(verb));
         const request_line line{method, where.host_header, path, std::move(query)};
         request.method(verb);
@@ -165,10 +252,28 @@ struct object_client::impl {
                                                       std::chrono::system_clock::now()))
             request.set(name, value);
         request.prepare_payload();
+    }
+
+    template <typename Body>
+    result<response> signed_call(http::verb verb, std::string_view path, name_value_list query,
+                                 http::request<Body> request, std::string_view payload_sha256,
+                                 std::uint64_t max_body = 1 << 20, const name_value_list& extra = {}) {
+        sign(request, verb, path, std::move(query), payload_sha256, extra);
         return exchange(where, request, max_body);
     }
 
     std::string bucket_path(std::string_view key) const { return "/" + settings.bucket + "/" + std::string(key); }
+
+    // A file too large for one PUT, or large enough that parts sent side by side go faster.
+    result<put_answer> put_in_parts(std::string_view key, const std::filesystem::path& file, std::string_view sha256,
+                                    std::uint64_t size);
+    result<put_answer> send_parts(const std::string& path, const std::string& upload_id,
+                                  const std::filesystem::path& file, std::string_view sha256, std::uint64_t size,
+                                  std::vector<std::string>& etags);
+    result<put_answer> send_part(const std::string& path, const std::string& upload_id,
+                                 const std::filesystem::path& file, const part_plan& part, std::string& etag);
+    result<put_answer> complete(const std::string& path, const std::string& upload_id,
+                                const std::vector<std::string>& etags);
 };
 
 namespace {
@@ -213,6 +318,27 @@ error refusal(const response& answer, std::string_view what) {
 
 bool ok(const response& answer) { return answer.result_int() / 100 == 2; }
 
+// The store's answer to an upload (or a part of one) as try_put_file gives it back.
+put_answer answer_of(const response& answer, std::string_view what) {
+    put_answer put{answer.result_int(), {}, std::nullopt};
+    if (!ok(answer)) {
+        if (auto said = error_of(answer.body()); said) put.code = printable(said->code, 64);
+        put.refusal = refusal(answer, what);
+    }
+    return put;
+}
+
+std::string xml_escaped(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+        if (c == '&') out += "&amp;";
+        else if (c == '<') out += "&lt;";
+        else if (c == '>') out += "&gt;";
+        else out += c;
+    }
+    return out;
+}
+
 bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
 // S3's naming rules: 3 to 63 of a-z 0-9 . -, a letter or digit at each end, no "..", not an
@@ -254,6 +380,139 @@ result<void> check_prefix(const std::string& prefix) {
 }
 
 }  // namespace
+
+result<put_answer> object_client::impl::put_in_parts(std::string_view key, const std::filesystem::path& file,
+                                                     std::string_view sha256, std::uint64_t size) {
+    const std::string path = bucket_path(key);
+    auto began = signed_call(http::verb::post, path, {{"uploads", ""}}, http::request<http::empty_body>{}, empty_sha256,
+                             1 << 20, {{std::string(sha256_meta), std::string(sha256)}});
+    if (!began) return began.error();
+    if (!ok(*began)) return answer_of(*began, "the upload of " + std::string(key));
+    auto upload_id = upload_id_of(began->body());
+    if (!upload_id) return make_error(error_kind::upstream, "the object store's answer: " + upload_id.error().message);
+    std::vector<std::string> etags;
+    auto sent = send_parts(path, *upload_id, file, sha256, size, etags);
+    if (sent && !sent->refusal) sent = complete(path, *upload_id, etags);
+    if (!sent || sent->refusal) {
+        // Best effort: a store keeps the parts of an upload never completed until it is aborted
+        // (or a lifecycle rule does), but they are never an object a reader sees.
+        (void)signed_call(http::verb::delete_, path, {{"uploadId", *upload_id}}, http::request<http::empty_body>{},
+                          empty_sha256);
+    }
+    return sent;
+}
+
+// The file is read once in order, each part hashed with the whole file, and the parts go out
+// parts_at_once at a time while the next are hashed. The whole file's sha256 is checked before
+// the upload is completed: the store checks each part only against what was read.
+result<put_answer> object_client::impl::send_parts(const std::string& path, const std::string& upload_id,
+                                                   const std::filesystem::path& file, std::string_view sha256,
+                                                   std::uint64_t size, std::vector<std::string>& etags) {
+    const std::uint64_t part_size = part_size_for(size);
+    const auto count = static_cast<unsigned>((size + part_size - 1) / part_size);
+    etags.assign(count, {});
+    std::mutex guard;
+    std::condition_variable changed;
+    std::deque<part_plan> ready;
+    bool planned_all = false;
+    std::optional<result<put_answer>> failure;
+    const auto fail = [&](result<put_answer> why) {
+        std::lock_guard lock(guard);
+        if (!failure) failure = std::move(why);
+        changed.notify_all();
+    };
+    const auto sender = [&] {
+        for (;;) {
+            std::unique_lock lock(guard);
+            changed.wait(lock, [&] { return failure || !ready.empty() || planned_all; });
+            if (failure || ready.empty()) return;
+            part_plan part = std::move(ready.front());
+            ready.pop_front();
+            lock.unlock();
+            auto sent = send_part(path, upload_id, file, part, etags[part.number - 1]);
+            if (!sent || sent->refusal) fail(std::move(sent));
+        }
+    };
+    std::vector<std::thread> senders;
+    for (unsigned i = 0; i < std::min(parts_at_once, count); ++i) senders.emplace_back(sender);
+
+    auto whole = crypto::hasher::create(crypto::hash_algorithm::sha256);
+    std::ifstream in(file, std::ios::binary);
+    std::vector<char> block(1 << 20);
+    for (unsigned number = 1; number <= count && whole && in; ++number) {
+        part_plan part{number, (number - 1) * part_size, std::min(part_size, size - (number - 1) * part_size), {}};
+        auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
+        for (std::uint64_t left = part.length; left > 0 && hasher && in;) {
+            in.read(block.data(), static_cast<std::streamsize>(std::min<std::uint64_t>(left, block.size())));
+            const std::string_view got(block.data(), static_cast<std::size_t>(in.gcount()));
+            hasher->update(got);
+            whole->update(got);
+            left -= got.size();
+        }
+        if (!hasher || !in) break;
+        part.sha256 = hasher->finish_hex();
+        std::lock_guard lock(guard);
+        if (failure) break;
+        ready.push_back(std::move(part));
+        changed.notify_one();
+    }
+    if (!whole || !in) {
+        fail(make_error(error_kind::internal, "cannot read " + file.string()));
+    } else if (whole->finish_hex() != sha256) {
+        fail(put_answer{400, "BadDigest", make_error(error_kind::upstream, "the bytes of " + file.string() +
+                                                                              " do not hash to " + std::string(sha256))});
+    }
+    {
+        std::lock_guard lock(guard);
+        planned_all = true;
+        changed.notify_all();
+    }
+    for (auto& thread : senders) thread.join();
+    if (failure) return std::move(*failure);
+    return put_answer{200, {}, std::nullopt};
+}
+
+result<put_answer> object_client::impl::send_part(const std::string& path, const std::string& upload_id,
+                                                  const std::filesystem::path& file, const part_plan& part,
+                                                  std::string& etag) {
+    http::request<file_range_body> request;
+    error_code ec;
+    request.body().file.open(file.c_str(), beast::file_mode::scan, ec);
+    if (ec) return make_error(error_kind::internal, "cannot read " + file.string() + ": " + ec.message());
+    request.body().offset = part.offset;
+    request.body().length = part.length;
+    auto answer = signed_call(http::verb::put, path, {{"partNumber", std::to_string(part.number)}, {"uploadId", upload_id}},
+                              std::move(request), part.sha256);
+    if (!answer) return answer.error();
+    auto put = answer_of(*answer, "part " + std::to_string(part.number) + " of the upload of " + path);
+    if (!put.refusal) {
+        etag = std::string((*answer)[http::field::etag]);
+        if (etag.empty()) return make_error(error_kind::upstream, "the object store gave a part no ETag");
+    }
+    return put;
+}
+
+result<put_answer> object_client::impl::complete(const std::string& path, const std::string& upload_id,
+                                                 const std::vector<std::string>& etags) {
+    http::request<http::string_body> request;
+    std::string& body = request.body();
+    body = "<CompleteMultipartUpload>";
+    for (std::size_t i = 0; i < etags.size(); ++i)
+        body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + xml_escaped(etags[i]) +
+                "</ETag></Part>";
+    body += "</CompleteMultipartUpload>";
+    const std::string body_sha256 = crypto::sha256_hex(body);
+    auto answer = signed_call(http::verb::post, path, {{"uploadId", upload_id}}, std::move(request), body_sha256);
+    if (!answer) return answer.error();
+    auto put = answer_of(*answer, "the completion of the upload of " + path);
+    // S3 may answer 200 and then an <Error> in the body, when the completion failed after it began.
+    if (auto said = error_of(answer->body()); !put.refusal && said && !said->code.empty()) {
+        put.code = printable(said->code, 64);
+        put.refusal = make_error(error_kind::unavailable, "the object store failed to complete the upload of " + path +
+                                                              " with " + put.code);
+    }
+    return put;
+}
 
 result<credentials> credentials_from(const std::string& file) {
     credentials who;
@@ -343,6 +602,10 @@ result<void> object_client::check_bucket() {
 
 result<put_answer> object_client::try_put_file(std::string_view key, const std::filesystem::path& file,
                                                std::string_view sha256) {
+    std::error_code unreadable;
+    const std::uint64_t size = std::filesystem::file_size(file, unreadable);
+    if (unreadable) return make_error(error_kind::internal, "cannot read " + file.string() + ": " + unreadable.message());
+    if (size > single_put_limit) return impl_->put_in_parts(key, file, sha256, size);
     http::request<http::file_body> request;
     error_code ec;
     request.body().open(file.c_str(), beast::file_mode::scan, ec);
@@ -350,12 +613,7 @@ result<put_answer> object_client::try_put_file(std::string_view key, const std::
     auto answer = impl_->signed_call(http::verb::put, impl_->bucket_path(key), {}, std::move(request), sha256, 1 << 20,
                                      {{std::string(sha256_meta), std::string(sha256)}});
     if (!answer) return answer.error();
-    put_answer put{answer->result_int(), {}, std::nullopt};
-    if (!ok(*answer)) {
-        if (auto said = error_of(answer->body()); said) put.code = printable(said->code, 64);
-        put.refusal = refusal(*answer, "the upload of " + std::string(key));
-    }
-    return put;
+    return answer_of(*answer, "the upload of " + std::string(key));
 }
 
 result<void> object_client::put_file(std::string_view key, const std::filesystem::path& file,
