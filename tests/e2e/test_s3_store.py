@@ -296,7 +296,8 @@ def test_a_folder_whose_files_are_in_a_bucket_is_never_served_or_checked_without
         assert done.returncode != 0 and "serve this data folder with the s3-* settings" in done.stderr, (command, done)
     done = subprocess.run([str(wheelhouse_bin), "backup", "--data", str(data), "--blobs", str(tmp_path / "b1")],
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0 and "leave out --blobs: this data folder's files are in s3://" in done.stderr, done
+    assert done.returncode != 0 and "give the bucket's --s3-endpoint, --s3-bucket and --s3-prefix with --blobs: " \
+        "this data folder's files are in s3://" in done.stderr, done
     # Those that leave its files alone still work: the catalog's backup, the reservations.
     for command in (["backup", str(tmp_path / "b2")], ["reserve", "--list"]):
         done = subprocess.run([str(wheelhouse_bin), command[0], "--data", str(data), *command[1:]],
@@ -419,3 +420,110 @@ def test_ingest_and_fsck_with_the_bucket_find_what_is_missing_resized_forged_or_
     assert "fixed   orphan blob" in fixed.stdout, fixed.stdout
     assert blob_key(prefix, orphan_sha) not in bucket_keys(radosgw, prefix)
     assert blob_key(prefix, shas[3]) in bucket_keys(radosgw, prefix)  # the sound one stays
+
+
+def bucketed_index(tmp_path, wheelhouse_bin, bucket_server, *names: str):
+    """A server on a bucket with one wheel uploaded per name: (data, server, token, {name: wheel})."""
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    running = bucket_server(data)
+    wheels = {}
+    for name in names:
+        wheels[name] = build_wheel(tmp_path / "farm", name, "1.0", files={f"{name}/blob.bin": os.urandom(50_000)})
+        status, body = curl("-T", str(wheels[name]), "-u", f"__token__:{token}", running.url + "api/v1/files/")
+        assert status == 201, body
+    return data, running, token, wheels
+
+
+def test_export_and_backup_read_the_bucket_and_a_restore_serves_without_it(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server, start_server):  # noqa: F811
+    data, running, _, wheels = bucketed_index(tmp_path, wheelhouse_bin, bucket_server, "exported", "kept")
+    prefix = bucket_server.prefix
+
+    done = run_with_bucket(wheelhouse_bin, radosgw, prefix, "export", data, "--out", str(tmp_path / "site"),
+                           "--base-url", "/")
+    assert done.returncode == 0, done.stderr
+    assert "2 wheels and 2 METADATA files copied" in done.stdout, done.stdout
+    for wheel in wheels.values():
+        sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        assert (tmp_path / "site" / "files" / sha256 / wheel.name).read_bytes() == wheel.read_bytes()
+
+    # Without --blobs, the catalog and the METADATA (which only DATA holds); with, the wheels too.
+    done = subprocess.run([str(wheelhouse_bin), "backup", "--data", str(data), str(tmp_path / "catalog-only")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "2 METADATA files; the wheels stay in the bucket" in done.stdout, done
+    done = run_with_bucket(wheelhouse_bin, radosgw, prefix, "backup", data, "--blobs", str(tmp_path / "whole"))
+    assert done.returncode == 0 and "2 wheels, 2 METADATA files" in done.stdout, done
+    assert running.stop() == 0
+
+    # The whole backup restores into a folder that serves on its own, byte for byte.
+    restored = tmp_path / "restored"
+    done = subprocess.run([str(wheelhouse_bin), "restore", "--data", str(restored), str(tmp_path / "whole")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not (restored / "bucket").exists()
+    alone = start_server(restored)
+    for wheel in wheels.values():
+        sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        status, _, body = answer(f"{alone.url}files/{sha256}/{wheel.name}")
+        assert status == 200 and body == wheel.read_bytes()
+    # The catalog-only one restores into a folder the same bucket serves, METADATA and all.
+    again = tmp_path / "again"
+    done = subprocess.run([str(wheelhouse_bin), "restore", "--data", str(again), str(tmp_path / "catalog-only")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "start it with that bucket's --s3-* settings" in done.stdout, done
+    done = run_with_bucket(wheelhouse_bin, radosgw, prefix, "fsck", again)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # A backup given another bucket than the folder's is refused, and so is the bucket for a folder without one.
+    done = run_with_bucket(wheelhouse_bin, radosgw, "elsewhere/", "backup", data, "--blobs", str(tmp_path / "b3"))
+    assert done.returncode == 1 and f"give the --s3-* settings of s3://wheels/{prefix}" in done.stderr, done
+    done = run_with_bucket(wheelhouse_bin, radosgw, prefix, "backup", restored, str(tmp_path / "b4"))
+    assert done.returncode == 1 and "leave out the --s3-* settings" in done.stderr, done
+
+
+def test_s3_pull_brings_the_files_back_and_leave_bucket_frees_the_folder_once_the_server_is_stopped(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server, start_server):  # noqa: F811
+    data, running, token, wheels = bucketed_index(tmp_path, wheelhouse_bin, bucket_server, "pulled", "later")
+    prefix = bucket_server.prefix
+    done = run_with_bucket(wheelhouse_bin, radosgw, prefix, "s3-pull", data)
+    assert done.returncode == 0 and "copied 2 files" in done.stdout, done
+    done = run_with_bucket(wheelhouse_bin, radosgw, prefix, "s3-pull", data)
+    assert done.returncode == 0 and "copied 0 files" in done.stdout and "2 were in the folder already" in done.stdout
+    # While the server uses the bucket the folder cannot leave it.
+    done = run_with_bucket(wheelhouse_bin, radosgw, prefix, "s3-pull", data, "--leave-bucket")
+    assert done.returncode == 2 and "stop the server" in done.stderr, done
+    assert (data / "bucket").exists()
+    third = build_wheel(tmp_path / "farm", "arrived", "1.0", files={"arrived/blob.bin": os.urandom(50_000)})
+    status, body = curl("-T", str(third), "-u", f"__token__:{token}", running.url + "api/v1/files/")
+    assert status == 201, body
+    wheels["arrived"] = third
+    assert running.stop() == 0
+
+    done = run_with_bucket(wheelhouse_bin, radosgw, prefix, "s3-pull", data, "--leave-bucket")
+    assert done.returncode == 0, done.stderr
+    assert "copied 1 files" in done.stdout and "2 were in the folder already" in done.stdout, done.stdout
+    assert not (data / "bucket").exists()
+    alone = start_server(data)
+    for wheel in wheels.values():
+        sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        status, _, body = answer(f"{alone.url}files/{sha256}/{wheel.name}")
+        assert status == 200 and body == wheel.read_bytes()
+    done = subprocess.run([str(wheelhouse_bin), "fsck", "--data", str(data)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stdout
+    # Nothing was removed from the bucket.
+    assert len(bucket_keys(radosgw, prefix)) == 3
+
+
+def test_s3_pull_of_an_object_the_bucket_lacks_keeps_the_folder_on_its_bucket(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    data, running, _, wheels = bucketed_index(tmp_path, wheelhouse_bin, bucket_server, "lost", "found")
+    assert running.stop() == 0
+    lost = hashlib.sha256(wheels["lost"].read_bytes()).hexdigest()
+    assert s3cmd(radosgw, "del", f"s3://wheels/{blob_key(bucket_server.prefix, lost)}").returncode == 0
+    done = run_with_bucket(wheelhouse_bin, radosgw, bucket_server.prefix, "s3-pull", data, "--leave-bucket")
+    assert done.returncode == 1, done
+    assert f"{lost} is missing from the bucket" in done.stderr and "copied 1 files" in done.stdout, done
+    assert (data / "bucket").exists()
+    assert not any((data / "tmp").iterdir())

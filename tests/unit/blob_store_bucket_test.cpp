@@ -35,6 +35,16 @@ public:
         if (found == objects.end()) return std::optional<storage::stored_object>();
         return std::optional(storage::stored_object{found->second.size(), found->first});
     }
+    result<storage::file_digest> copy_out(std::string_view sha256, std::uint64_t size,
+                                          const std::filesystem::path& target, unsigned mode) override {
+        if (down) return make_error(error_kind::unavailable, "down");
+        std::lock_guard lock(mutex_);
+        const auto found = objects.find(std::string(sha256));
+        if (found == objects.end()) return make_error(error_kind::not_found, "no object");
+        if (auto written = storage::write_new_file(target, found->second.substr(0, size), mode); !written)
+            return written.error();
+        return storage::hash_file(target);
+    }
     result<void> remove(std::string_view sha256) override {
         if (down) return make_error(error_kind::unavailable, "down");
         std::lock_guard lock(mutex_);

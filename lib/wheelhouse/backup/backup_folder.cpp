@@ -28,11 +28,12 @@ struct blob_use {
     bool required = false;               // some row serves it from the blob store (local)
     std::string metadata_sha256;         // of its .metadata; empty when no row knows one
     std::string filename;                // one row that uses it, for messages
+    std::uint64_t size = 0;
 };
 
 // The columns of a file row that say what it needs of the blob store.
 constexpr auto blob_columns =
-    sqlite::pick(catalog::file_columns, {"sha256", "download_mode", "metadata_sha256", "filename"});
+    sqlite::pick(catalog::file_columns, {"sha256", "download_mode", "metadata_sha256", "filename", "size"});
 
 result<std::vector<blob_use>> blobs_used(const std::filesystem::path& database, std::int64_t& rows) {
     auto db = sqlite::connection::open(database, {.read_only = true, .create = false});
@@ -48,7 +49,7 @@ result<std::vector<blob_use>> blobs_used(const std::filesystem::path& database, 
         ++rows;
         catalog::file_record file;
         sqlite::read_columns(*query, 0, blob_columns, file);
-        if (uses.empty() || uses.back().sha256 != file.sha256) uses.push_back({file.sha256, false, {}, file.filename});
+        if (uses.empty() || uses.back().sha256 != file.sha256) uses.push_back({file.sha256, false, {}, file.filename, file.size});
         auto& use = uses.back();
         if (file.mode == catalog::download_mode::local) use.required = true;
         if (use.metadata_sha256.empty()) use.metadata_sha256 = std::move(file.metadata_sha256);
@@ -62,20 +63,48 @@ std::string now_iso8601() {
     return render::iso8601_utc(now.count());
 }
 
-// Copies one file of the blob store into `root` at `relative`, creating its folders.
-result<storage::file_digest> copy_into(const std::filesystem::path& source, const std::filesystem::path& root,
-                                       const std::string& relative, std::set<std::filesystem::path>& folders) {
-    const auto target = root / relative;
+result<void> make_folder_of(const std::filesystem::path& target, std::set<std::filesystem::path>& folders) {
     std::error_code failure;
-    if (!std::filesystem::exists(source, failure))  // no empty folders in the backup for what is missing
-        return make_error(error_kind::not_found, "no file " + source.string());
     std::filesystem::create_directories(target.parent_path(), failure);
     if (failure) {
         return make_error(error_kind::internal,
                           "creating the folder " + target.parent_path().string() + ": " + failure.message());
     }
     folders.insert(target.parent_path());
-    return storage::copy_file_hashed(source, target, 0444);
+    return {};
+}
+
+// Copies one file of the blob store into `root` at `relative`, creating its folders.
+result<storage::file_digest> copy_into(const std::filesystem::path& source, const std::filesystem::path& root,
+                                       const std::string& relative, std::set<std::filesystem::path>& folders) {
+    std::error_code failure;
+    if (!std::filesystem::exists(source, failure))  // no empty folders in the backup for what is missing
+        return make_error(error_kind::not_found, "no file " + source.string());
+    if (auto made = make_folder_of(root / relative, folders); !made) return made.error();
+    return storage::copy_file_hashed(source, root / relative, 0444);
+}
+
+// The same for a blob the bucket holds; a missing object is not_found as a missing file is.
+result<storage::file_digest> copy_from_bucket(storage::object_store& bucket, const blob_use& use,
+                                              const std::filesystem::path& root, const std::string& relative,
+                                              std::set<std::filesystem::path>& folders) {
+    if (auto made = make_folder_of(root / relative, folders); !made) return made.error();
+    return bucket.copy_out(use.sha256, use.size, root / relative, 0444);
+}
+
+// The bucket given must be the one DATA/bucket records, and --blobs needs it when there is one.
+result<void> check_bucket(const std::filesystem::path& data_dir, const backup_options& options) {
+    auto recorded = storage::recorded_bucket(data_dir);
+    if (!recorded) return recorded.error();
+    const std::string given = options.bucket ? options.bucket->describe() : "";
+    if (*recorded == given || (!options.bucket && !options.include_blobs)) return {};
+    if (recorded->empty())
+        return invalid("leave out the --s3-* settings: this data folder's files are under its blobs/, not in " + given);
+    if (!options.bucket) {
+        return invalid("give the bucket's --s3-endpoint, --s3-bucket and --s3-prefix with --blobs: this data "
+                       "folder's files are in " + *recorded);
+    }
+    return invalid("give the --s3-* settings of " + *recorded + ", where this data folder's files are, not " + given);
 }
 
 result<void> sync_folders(const std::set<std::filesystem::path>& folders) {
@@ -84,6 +113,59 @@ result<void> sync_folders(const std::set<std::filesystem::path>& folders) {
     }
     return {};
 }
+
+// Copies what the rows use into the backup, noting each file in the manifest; what the data
+// folder lacks or holds corrupt becomes a warning, and any other failure ends the backup.
+struct backup_copier {
+    const std::filesystem::path& data_dir;
+    const std::filesystem::path& root;
+    storage::object_store* bucket;
+    std::set<std::filesystem::path>& folders;
+    manifest& contents;
+    backup_report& report;
+
+    result<void> wheel(const blob_use& use) {
+        const auto relative = storage::relative_blob_path(use.sha256);
+        auto blob = use.required && bucket ? copy_from_bucket(*bucket, use, root, relative, folders)
+                                           : copy_into(data_dir / relative, root, relative, folders);
+        std::error_code ignored;
+        if (blob && blob->sha256 != use.sha256) {
+            std::filesystem::remove(root / relative, ignored);
+            report.warnings.push_back("the blob of " + use.filename + " is corrupt in the data folder (its bytes hash to " +
+                                      blob->sha256 + "); left out");
+        } else if (blob) {
+            contents.blobs.push_back({relative, blob->sha256, blob->size});
+            report.bytes += blob->size;
+            ++report.blobs;
+        } else if (blob.error().kind != error_kind::not_found) {
+            return blob.error();
+        } else if (use.required) {
+            report.warnings.push_back("the blob of " + use.filename + " (" + use.sha256 + ") is missing from the " +
+                                      (bucket ? "bucket" : "data folder") + " (or was deleted since the snapshot)");
+        }
+        return {};
+    }
+
+    result<void> metadata(const blob_use& use) {
+        if (use.metadata_sha256.empty()) return {};
+        const auto relative = storage::relative_blob_path(use.sha256) + ".metadata";
+        auto copied = copy_into(data_dir / relative, root, relative, folders);
+        std::error_code ignored;
+        if (copied && copied->sha256 != use.metadata_sha256) {
+            std::filesystem::remove(root / relative, ignored);
+            report.warnings.push_back("the METADATA of " + use.filename + " is corrupt in the data folder; left out");
+        } else if (copied) {
+            contents.blobs.push_back({relative, copied->sha256, copied->size});
+            report.bytes += copied->size;
+            ++report.metadata_files;
+        } else if (copied.error().kind != error_kind::not_found) {
+            return copied.error();
+        } else {
+            report.warnings.push_back("the METADATA of " + use.filename + " is missing from the data folder");
+        }
+        return {};
+    }
+};
 
 }  // namespace
 
@@ -95,15 +177,11 @@ result<backup_report> create_backup(const std::filesystem::path& data_dir, const
         return make_error(error_kind::not_found,
                           "no catalog at " + source.string() + "; --data must name a wheelhouse data folder");
     }
-    if (options.include_blobs) {
-        auto bucket = storage::recorded_bucket(data_dir);
-        if (!bucket) return bucket.error();
-        if (!bucket->empty()) {
-            return invalid("leave out --blobs: this data folder's files are in " + *bucket +
-                           ", which keeps them (back the bucket up with its own versioning or replication); the "
-                           "catalog alone is copied without it");
-        }
-    }
+    if (auto checked = check_bucket(data_dir, options); !checked) return checked.error();
+    auto recorded = storage::recorded_bucket(data_dir);
+    if (!recorded) return recorded.error();
+    // The METADATA of a folder whose files are in a bucket is nowhere else: always copied.
+    const bool copy_metadata = options.include_blobs || !recorded->empty();
     auto staging = storage::staging_dir::create(out);
     if (!staging) return staging.error();
     const auto& root = staging->path();
@@ -128,41 +206,13 @@ result<backup_report> create_backup(const std::filesystem::path& data_dir, const
     report.file_rows = contents.file_rows;
 
     std::set<std::filesystem::path> folders{root};
-    if (options.include_blobs) {
-        const auto store_root = data_dir;
+    if (copy_metadata) {
+        backup_copier copier{data_dir, root, options.bucket, folders, contents, report};
         for (const auto& use : *uses) {
-            const auto relative = storage::relative_blob_path(use.sha256);
-            auto blob = copy_into(store_root / relative, root, relative, folders);
-            if (blob && blob->sha256 != use.sha256) {
-                std::filesystem::remove(root / relative, failure);
-                report.warnings.push_back("the blob of " + use.filename + " is corrupt in the data folder (its bytes hash to " +
-                                          blob->sha256 + "); left out");
-            } else if (blob) {
-                contents.blobs.push_back({relative, blob->sha256, blob->size});
-                report.bytes += blob->size;
-                ++report.blobs;
-            } else if (blob.error().kind != error_kind::not_found) {
-                return blob.error();
-            } else if (use.required) {
-                report.warnings.push_back("the blob of " + use.filename + " (" + use.sha256 +
-                                          ") is missing from the data folder (or was deleted since the snapshot)");
+            if (options.include_blobs) {
+                if (auto wheel = copier.wheel(use); !wheel) return wheel.error();
             }
-
-            if (use.metadata_sha256.empty()) continue;
-            const auto metadata_relative = relative + ".metadata";
-            auto metadata = copy_into(store_root / metadata_relative, root, metadata_relative, folders);
-            if (metadata && metadata->sha256 != use.metadata_sha256) {
-                std::filesystem::remove(root / metadata_relative, failure);
-                report.warnings.push_back("the METADATA of " + use.filename + " is corrupt in the data folder; left out");
-            } else if (metadata) {
-                contents.blobs.push_back({metadata_relative, metadata->sha256, metadata->size});
-                report.bytes += metadata->size;
-                ++report.metadata_files;
-            } else if (metadata.error().kind != error_kind::not_found) {
-                return metadata.error();
-            } else {
-                report.warnings.push_back("the METADATA of " + use.filename + " is missing from the data folder");
-            }
+            if (auto metadata = copier.metadata(use); !metadata) return metadata.error();
         }
         std::sort(contents.blobs.begin(), contents.blobs.end(),
                   [](const manifest_entry& a, const manifest_entry& b) { return a.path < b.path; });

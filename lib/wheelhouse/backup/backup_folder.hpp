@@ -2,6 +2,8 @@
 // `wheelhouse backup` and `wheelhouse restore`: a backup is a folder laid out like a data folder
 //   catalog.db                            a consistent copy of the live catalog (online backup API)
 //   blobs/sha256/ab/cd/<sha256>[.metadata] with --blobs: every blob and METADATA the copy's rows use
+//                                         (without, a folder whose files are in a bucket still gives
+//                                         its METADATA, which lives only in DATA)
 //   manifest.json                         the SHA-256 and size of each of the above, written last
 // A folder, not a tar: restoring is copying files to the same relative paths, each checked
 // against the manifest as it is copied, with no archive format to write or parse, and a backup
@@ -18,11 +20,15 @@
 #include "wheelhouse/backup/database_copy.hpp"
 #include "wheelhouse/backup/manifest.hpp"
 #include "wheelhouse/result.hpp"
+#include "wheelhouse/storage/object_store.hpp"
 
 namespace wheelhouse::backup {
 
 struct backup_options {
     bool include_blobs = false;
+    // Where the files of rows of mode local are when DATA/bucket names a bucket (null: under
+    // blobs/). It must be the bucket DATA/bucket records; --blobs then copies them out of it.
+    storage::object_store* bucket = nullptr;
     database_copy_options copy;
 };
 

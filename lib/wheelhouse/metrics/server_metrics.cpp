@@ -248,7 +248,7 @@ void server_metrics::record_store(store_operation operation, bool failed, std::c
 }
 
 void server_metrics::render_store(text_writer& out) const {
-    static constexpr std::array<std::string_view, store_operation_count> names{"put", "look_up", "remove"};
+    static constexpr std::array<std::string_view, store_operation_count> names{"put", "look_up", "get", "remove"};
     out.family("wheelhouse_object_store_duration_seconds",
                "Time the object store holding the index's files took to answer, by operation (none: files on disk).",
                metric_type::histogram);

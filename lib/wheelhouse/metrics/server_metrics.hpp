@@ -35,7 +35,7 @@ std::string_view to_string(ingest_outcome outcome) noexcept;
 
 // One upstream index's page store, as its counters stood at the scrape (issue 26).
 // What the server asks of the object store holding its files (issue 29), one series each.
-enum class store_operation : std::size_t { put, look_up, remove, count_ };
+enum class store_operation : std::size_t { put, look_up, get, remove, count_ };
 inline constexpr std::size_t store_operation_count = static_cast<std::size_t>(store_operation::count_);
 
 struct upstream_levels {

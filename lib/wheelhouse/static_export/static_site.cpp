@@ -47,12 +47,15 @@ public:
         return {};
     }
 
-    // Copies the wheel and its METADATA to files/<sha256>/<filename>, checking both digests.
-    result<void> copy_file(const catalog::file_record& file) {
+    // Copies the wheel and its METADATA to files/<sha256>/<filename>, checking both digests. The
+    // index's own files (`owned`) come from wherever it keeps them (a bucket); caches from blobs/.
+    result<void> copy_file(const catalog::file_record& file, bool owned) {
         if (!copied_.insert(file.sha256 + "/" + file.filename).second) return {};
         const auto folder = root_ / "files" / file.sha256;
         if (auto made = make_folder(folder); !made) return made;
-        auto wheel = storage::copy_file_hashed(store_.blob_path(file.sha256), folder / file.filename, 0444);
+        const auto target = folder / file.filename;
+        auto wheel = owned ? store_.copy_owned_out(file.sha256, file.size, target, 0444)
+                           : storage::copy_file_hashed(store_.blob_path(file.sha256), target, 0444);
         if (!wheel) {
             // The export reads one snapshot of the catalog, so a file deleted since is still in
             // it, though its blob may be gone already.
@@ -110,7 +113,9 @@ private:
 result<void> write_project(site_writer& writer, const storage::blob_store& store, const std::vector<index_tree>& trees,
                            const render::link_options& links, catalog::project_files found) {
     auto& [project, files, release_files] = found;
+    std::vector<bool> owned;
     for (auto& file : files) {
+        owned.push_back(file.mode == catalog::download_mode::local);
         if (held_locally(file, store)) {
             file.mode = catalog::download_mode::local;  // links go to our copy under files/
             continue;
@@ -121,12 +126,12 @@ result<void> write_project(site_writer& writer, const storage::blob_store& store
     }
     // The pages list no files of a quarantined project (PEP 792) and the server serves none.
     if (project.status != catalog::project_status::quarantined) {
-        for (const auto& file : files) {
-            if (file.mode != catalog::download_mode::local) {
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            if (files[i].mode != catalog::download_mode::local) {
                 writer.count_remote_link();
                 continue;
             }
-            if (auto copied = writer.copy_file(file); !copied) return copied;
+            if (auto copied = writer.copy_file(files[i], owned[i]); !copied) return copied;
         }
         for (const auto& release : release_files) {
             if (auto written = writer.write_release_variants(release); !written) return written;

@@ -195,7 +195,48 @@ result<blob_store> blob_store::open(const std::filesystem::path& data_dir, std::
     if (auto made = make_directories(data_dir / "blobs" / "sha256"); !made) return made.error();
     if (auto made = make_directories(store.spool_dir()); !made) return made.error();
     if (auto settled = settle_bucket_marker(data_dir, store.bucket(), use); !settled) return settled.error();
+    if (store.bucket() != nullptr) {
+        if (auto locked = store.lock_bucket_marker(); !locked) return locked.error();
+    }
     return store;
+}
+
+result<void> blob_store::lock_bucket_marker() {
+    const auto marker = data_dir_ / "bucket";
+    descriptor file(::open(marker.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file) return io_error("opening", marker, errno);
+    if (::flock(file.get(), LOCK_SH | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK) return io_error("locking", marker, errno);
+        return make_error(error_kind::unavailable, "wait for `wheelhouse s3-pull --leave-bucket` to end, then start "
+                                                   "without the s3-* settings: it is moving this folder's files out "
+                                                   "of " + bucket_->describe());
+    }
+    marker_lock_ = std::make_shared<descriptor>(std::move(file));
+    return {};
+}
+
+result<bucket_departure> bucket_departure::begin(const std::filesystem::path& data_dir, const std::string& bucket) {
+    auto recorded = recorded_bucket(data_dir);
+    if (!recorded) return recorded.error();
+    if (recorded->empty())
+        return invalid("this data folder's files are under its blobs/ already: " + (data_dir / "bucket").string() +
+                       " names no bucket");
+    if (*recorded != bucket)
+        return invalid("give the s3-* settings of " + *recorded + ", where this data folder's files are, not " + bucket);
+    const auto marker = data_dir / "bucket";
+    descriptor file(::open(marker.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file) return io_error("opening", marker, errno);
+    if (::flock(file.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK) return io_error("locking", marker, errno);
+        return make_error(error_kind::unavailable, "stop the server (and any ingest, fsck, export or backup given the "
+                                                   "bucket) first: a process is using " + bucket);
+    }
+    return bucket_departure(marker, std::move(file));
+}
+
+result<void> bucket_departure::finish() {
+    if (::unlink(marker_.c_str()) != 0) return io_error("removing", marker_, errno);
+    return sync_path(marker_.parent_path(), true);
 }
 
 result<put_outcome> blob_store::put_owned(std::string_view sha256, const std::filesystem::path& source,
@@ -203,6 +244,12 @@ result<put_outcome> blob_store::put_owned(std::string_view sha256, const std::fi
     if (!bucket_) return put_blob(sha256, source, when);
     if (auto put = bucket_->put(sha256, source); !put) return put.error();
     return put_outcome::created;  // content-addressed: putting it again changed nothing but the date
+}
+
+result<file_digest> blob_store::copy_owned_out(std::string_view sha256, std::uint64_t size,
+                                               const std::filesystem::path& target, unsigned mode) const {
+    if (!bucket_) return copy_file_hashed(blob_path(sha256), target, mode);
+    return bucket_->copy_out(sha256, size, target, mode);
 }
 
 result<bool> blob_store::has_owned(std::string_view sha256) const {

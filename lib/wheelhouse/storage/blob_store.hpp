@@ -32,6 +32,7 @@
 
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/storage/descriptor.hpp"
+#include "wheelhouse/storage/file_copy.hpp"
 #include "wheelhouse/storage/object_store.hpp"
 
 namespace wheelhouse::storage {
@@ -86,6 +87,24 @@ using settle_claim = std::function<result<bool>(std::string_view sha256)>;
 // empty when they are under blobs/.
 result<std::string> recorded_bucket(const std::filesystem::path& data_dir);
 
+// Held by `wheelhouse s3-pull --leave-bucket` while it brings a folder's files back from its
+// bucket under blobs/ and then removes DATA/bucket: an exclusive lock on DATA/bucket, which every
+// process using the bucket holds shared for as long as it lives (blob_store::open), so none runs
+// meanwhile and none starts.
+class bucket_departure {
+public:
+    // `bucket` must be what DATA/bucket records; refused while a process uses the bucket.
+    static result<bucket_departure> begin(const std::filesystem::path& data_dir, const std::string& bucket);
+    // Removes DATA/bucket, durably: from now on the folder's files are under blobs/.
+    result<void> finish();
+
+private:
+    bucket_departure(std::filesystem::path marker, descriptor lock) noexcept
+        : marker_(std::move(marker)), lock_(std::move(lock)) {}
+    std::filesystem::path marker_;
+    descriptor lock_;
+};
+
 // Whether the opener touches the bytes of rows of mode local (serve, ingest, fsck, backup,
 // export do; managing publishers or reservations does not).
 enum class owned_bytes { touched, untouched };
@@ -113,6 +132,10 @@ public:
     // when there is one (blocking on the network; durable when it returns), else put_blob().
     result<put_outcome> put_owned(std::string_view sha256, const std::filesystem::path& source,
                                   durability when = durability::now) const;
+    // Copies those bytes (`size` of them, by the row) into the new file `target`, from the bucket
+    // when there is one, else from blobs/; as copy_file_hashed, the digest is of what was written.
+    result<file_digest> copy_owned_out(std::string_view sha256, std::uint64_t size, const std::filesystem::path& target,
+                                       unsigned mode) const;
     // Whether those bytes are in place; the bucket's failure to answer is an error.
     result<bool> has_owned(std::string_view sha256) const;
 
@@ -154,12 +177,14 @@ public:
 private:
     blob_store(std::filesystem::path data_dir, std::shared_ptr<object_store> bucket) noexcept
         : data_dir_(std::move(data_dir)), bucket_(std::move(bucket)) {}
+    result<void> lock_bucket_marker();
     result<put_outcome> link_into_place(const std::filesystem::path& source, const std::filesystem::path& target,
                                         durability when) const;
     result<spool_file> create_locked(std::string_view name_prefix) const;
 
     std::filesystem::path data_dir_;
     std::shared_ptr<object_store> bucket_;
+    std::shared_ptr<descriptor> marker_lock_;  // DATA/bucket, locked shared, while a bucket is used
 };
 
 }  // namespace wheelhouse::storage

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "wheelhouse/result.hpp"
+#include "wheelhouse/storage/file_copy.hpp"
 
 namespace wheelhouse::storage {
 
@@ -34,6 +35,11 @@ public:
     // Puts `file` (whose bytes hash to `sha256`) as the blob `sha256`; whole or not at all.
     virtual result<void> put(std::string_view sha256, const std::filesystem::path& file) = 0;
     virtual result<std::optional<stored_object>> look_up(std::string_view sha256) = 0;
+    // Writes the blob into the new file `target` (never replaced; mode `mode`; synced), at most
+    // `size` bytes, and gives the digest of what was written for the caller to compare. A failed
+    // copy leaves no `target`; an absent blob is error_kind::not_found.
+    virtual result<file_digest> copy_out(std::string_view sha256, std::uint64_t size,
+                                         const std::filesystem::path& target, unsigned mode) = 0;
     // An absent blob is not an error.
     virtual result<void> remove(std::string_view sha256) = 0;
     // Every blob in the store (objects under its prefix that are no blob name are passed

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "wheelhouse/backup/backup_folder.hpp"
+#include "wheelhouse/cli/s3_options.hpp"
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/cli/data_option.hpp"
 
@@ -23,6 +24,13 @@ std::string megabytes(std::uint64_t bytes) {
 int run_backup(const backup_command_options& options) {
     backup::backup_options settings;
     settings.include_blobs = options.include_blobs;
+    auto bucket = bucket_of(options.settings);
+    if (!bucket) {
+        std::fprintf(stderr, "wheelhouse backup: cannot use the bucket: %s\nwheelhouse backup: no backup was written\n",
+                     bucket.error().message.c_str());
+        return 1;
+    }
+    settings.bucket = bucket->get();
     auto made = backup::create_backup(options.data_dir, options.out, settings);
     if (!made) {
         std::fprintf(stderr, "wheelhouse backup: %s\nwheelhouse backup: no backup was written\n",
@@ -35,6 +43,9 @@ int run_backup(const backup_command_options& options) {
                 static_cast<long long>(made->database.pages), made->database.steps, made->database.restarts);
     if (options.include_blobs) {
         std::printf("  blobs     %zu wheels, %zu METADATA files\n", made->blobs, made->metadata_files);
+    } else if (made->metadata_files > 0) {
+        std::printf("  blobs     %zu METADATA files; the wheels stay in the bucket (--blobs copies them too)\n",
+                    made->metadata_files);
     } else {
         std::printf("  blobs     not included (--blobs adds them)\n");
     }
@@ -62,7 +73,11 @@ int run_restore(const restore_command_options& options) {
     std::printf("  catalog   %lld file rows, schema version %lld\n", static_cast<long long>(contents.file_rows),
                 static_cast<long long>(contents.schema_version));
     std::printf("  blobs     %zu files, every one checked against the manifest\n", contents.blobs.size());
-    if (!contents.includes_blobs) {
+    if (!contents.includes_blobs && !contents.blobs.empty()) {
+        std::printf("  note      this backup holds the catalog and METADATA of an index whose wheels are in a bucket: "
+                    "start it with that bucket's --s3-* settings, then run `wheelhouse fsck --data %s` with them\n",
+                    restored->location.c_str());
+    } else if (!contents.includes_blobs) {
         std::printf("  note      this backup holds the catalog only: copy blobs/ from the old data folder into %s, "
                     "then run `wheelhouse fsck --data %s`\n",
                     restored->location.c_str(), restored->location.c_str());
@@ -75,9 +90,13 @@ void add_backup_command(CLI::App& app) {
     auto options = std::make_shared<backup_command_options>();
     CLI::App* command = app.add_subcommand(
         "backup", "Copy the catalog (and with --blobs the wheels) into a new folder, while the server runs");
-    add_data_option(*command, options->data_dir);
+    add_settings_options(*command, config::option_set::bucket, [options](config::settings resolved) {
+        options->data_dir = resolved.data.string();
+        options->settings = std::move(resolved);
+    });
     command->add_flag("--blobs", options->include_blobs,
-                      "also copy every wheel and METADATA the catalog's rows use, each checked against its sha256");
+                      "also copy every wheel and METADATA the catalog's rows use, each checked against its sha256 "
+                      "(from the bucket, with --s3-*, for an index whose files are in one)");
     command->add_option("out", options->out, "the backup folder to create (must not exist, or be empty)")->required();
     command->footer(
         "The backup is a folder: catalog.db (SQLite online backup, integrity-checked), blobs/ with --blobs, and "

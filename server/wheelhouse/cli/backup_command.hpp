@@ -9,10 +9,13 @@
 
 #include <string>
 
+#include "wheelhouse/config/settings.hpp"
+
 namespace wheelhouse::cli {
 
 struct backup_command_options {
     std::string data_dir;
+    config::settings settings;  // the bucket's (--s3-*), when the index's files are in one
     std::string out;
     bool include_blobs = false;
 };

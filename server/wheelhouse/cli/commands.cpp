@@ -8,6 +8,7 @@
 #include "wheelhouse/cli/publisher_command.hpp"
 #include "wheelhouse/cli/register_command.hpp"
 #include "wheelhouse/cli/s3_check_command.hpp"
+#include "wheelhouse/cli/s3_pull_command.hpp"
 #include "wheelhouse/cli/s3_push_command.hpp"
 #include "wheelhouse/cli/serve_command.hpp"
 #include "wheelhouse/cli/token_command.hpp"
@@ -34,6 +35,7 @@ void add_commands(CLI::App& app) {
     add_upstream_prune_command(app);
     add_s3_check_command(app);
     add_s3_push_command(app);
+    add_s3_pull_command(app);
 }
 
 int exit_status() noexcept { return g_exit_status; }

@@ -8,6 +8,7 @@
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/cli/data_option.hpp"
 #include "wheelhouse/cli/existing_data.hpp"
+#include "wheelhouse/cli/s3_options.hpp"
 #include "wheelhouse/static_export/static_site.hpp"
 
 namespace wheelhouse::cli {
@@ -25,7 +26,9 @@ int run_export(const export_command_options& options) {
         if (!selector) return fail("--variant " + text + ": " + selector.error().message);
         settings.variants.push_back(std::move(selector).value());
     }
-    auto data = open_existing_data(options.data_dir);
+    auto bucket = bucket_of(options.settings);
+    if (!bucket) return fail("cannot use the bucket: " + bucket.error().message);
+    auto data = open_existing_data(options.data_dir, *bucket);
     if (!data) return fail(data.error().message);
     auto exported = static_export::export_site(*data->catalog, *data->store, options.out, settings);
     if (!exported) return fail(exported.error().message);
@@ -45,7 +48,10 @@ void add_export_command(CLI::App& app) {
     auto options = std::make_shared<export_command_options>();
     CLI::App* command = app.add_subcommand(
         "export", "Write the /simple/ pages and the wheels as static files for GitHub Pages, a CDN or an object store");
-    add_data_option(*command, options->data_dir);
+    add_settings_options(*command, config::option_set::bucket, [options](config::settings resolved) {
+        options->data_dir = resolved.data.string();
+        options->settings = std::move(resolved);
+    });
     command->add_option("--out", options->out, "the folder to create (must not exist, or be empty)")->required();
     command->add_option("--base-url", options->base_url,
                         "where the folder will be served from: https://host/path, or / for the root of the same host; "

@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "wheelhouse/config/settings.hpp"
+
 namespace wheelhouse::cli {
 
 struct export_command_options {
     std::string data_dir;
+    config::settings settings;  // the bucket's (--s3-*), when the index's files are in one
     std::string out;
     std::string base_url;
     std::vector<std::string> variants;

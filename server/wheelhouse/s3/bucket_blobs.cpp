@@ -66,6 +66,19 @@ result<std::optional<storage::stored_object>> bucket_blobs::look_up(std::string_
                     });
 }
 
+result<storage::file_digest> bucket_blobs::copy_out(std::string_view sha256, std::uint64_t size,
+                                                    const std::filesystem::path& target, unsigned mode) {
+    auto there = look_up(sha256);  // an absent object is "missing", not a failing store
+    if (!there) return there.error();
+    if (!*there) return make_error(error_kind::not_found, "the bucket has no object " + key_of(sha256));
+    return measured(metrics::store_operation::get, sha256, [&](const std::string& key) -> result<storage::file_digest> {
+        if (auto got = client_->get_file(key, target, size, mode); !got) return got.error();
+        auto digest = storage::hash_file(target);
+        if (!digest) return make_error(error_kind::internal, digest.error().message);
+        return digest;
+    });
+}
+
 result<void> bucket_blobs::remove(std::string_view sha256) {
     return measured(metrics::store_operation::remove, sha256,
                     [&](const std::string& key) { return client_->remove(key); });

@@ -28,6 +28,8 @@ public:
     std::string describe() const override;
     result<void> put(std::string_view sha256, const std::filesystem::path& file) override;
     result<std::optional<storage::stored_object>> look_up(std::string_view sha256) override;
+    result<storage::file_digest> copy_out(std::string_view sha256, std::uint64_t size,
+                                          const std::filesystem::path& target, unsigned mode) override;
     result<void> remove(std::string_view sha256) override;
     result<void> list(const std::function<result<void>(std::string_view sha256, std::uint64_t size)>& each) override;
     std::string download_url(std::string_view sha256, std::chrono::seconds expires) const override;

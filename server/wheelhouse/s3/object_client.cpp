@@ -4,11 +4,14 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 #include <openssl/ssl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <mutex>
@@ -210,11 +213,16 @@ struct object_client::impl {
         return {};
     }
 
-    // Reads the rest of an answer a step at a time, each step with its own deadline.
+    // Reads the rest of an answer a step at a time. A small answer has one deadline for the whole
+    // (a store that trickles is cut); a file's download renews it at each step (`per_step`), so
+    // the timeout bounds a stall, not a file.
+    enum class read_deadline { whole, per_step };
     template <typename Stream, typename Parser>
-    error_code read_rest(net::io_context& io, Stream& stream, beast::flat_buffer& buffer, Parser& parser) {
+    error_code read_rest(net::io_context& io, Stream& stream, beast::flat_buffer& buffer, Parser& parser,
+                         read_deadline renewal = read_deadline::whole) {
+        beast::get_lowest_layer(stream).expires_after(settings.timeout);
         while (!parser.is_done()) {
-            beast::get_lowest_layer(stream).expires_after(settings.timeout);
+            if (renewal == read_deadline::per_step) beast::get_lowest_layer(stream).expires_after(settings.timeout);
             if (auto ec = await(io, [&](auto handler) { http::async_read_some(stream, buffer, parser, handler); }))
                 return ec;
         }
@@ -646,6 +654,48 @@ result<std::string> object_client::get(std::string_view key, std::uint64_t max_b
     if (!answer) return answer.error();
     if (!ok(*answer)) return refusal(*answer, "the download of " + std::string(key));
     return std::move(answer->body());
+}
+
+result<void> object_client::get_file(std::string_view key, const std::filesystem::path& target,
+                                     std::uint64_t max_bytes, unsigned mode) {
+    http::request<http::empty_body> request;
+    impl_->sign(request, http::verb::get, impl_->bucket_path(key), {}, empty_sha256, {});
+    const auto what = "the download of " + std::string(key);
+    bool created = false;
+    auto got = impl_->exchange(impl_->where, request,
+                               [&](net::io_context& io, auto& stream, beast::flat_buffer& buffer) -> result<void> {
+        http::response_parser<http::empty_body> head;
+        beast::get_lowest_layer(stream).expires_after(impl_->settings.timeout);
+        if (auto ec = await(io, [&](auto handler) { http::async_read_header(stream, buffer, head, handler); }))
+            return transport_failure(impl_->where, "reading the answer", ec);
+        if (head.get().result_int() / 100 != 2) {
+            http::response_parser<http::string_body> said(std::move(head));
+            said.body_limit(1 << 20);
+            if (auto ec = impl_->read_rest(io, stream, buffer, said))
+                return transport_failure(impl_->where, "reading the answer", ec);
+            return refusal(said.get(), what);
+        }
+        http::response_parser<http::file_body> body(std::move(head));
+        body.body_limit(max_bytes);
+        error_code ec;
+        body.get().body().open(target.c_str(), beast::file_mode::write_new, ec);
+        if (ec) return make_error(error_kind::internal, "cannot create " + target.string() + ": " + ec.message());
+        created = true;
+        ec = impl_->read_rest(io, stream, buffer, body, impl::read_deadline::per_step);
+        const int fd = body.get().body().file().native_handle();
+        if (!ec && (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0))
+            return make_error(error_kind::internal, "cannot write " + target.string() + ": " + std::strerror(errno));
+        if (ec == http::error::body_limit)
+            return make_error(error_kind::upstream, "the object store answered more than " +
+                                                        std::to_string(max_bytes) + " bytes for " + std::string(key));
+        if (ec) return transport_failure(impl_->where, "reading the answer", ec);
+        return {};
+    });
+    if (!got && created) {
+        std::error_code ignored;
+        std::filesystem::remove(target, ignored);
+    }
+    return got;
 }
 
 result<void> object_client::list(std::string_view prefix,

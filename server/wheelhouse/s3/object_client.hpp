@@ -73,6 +73,11 @@ public:
     result<put_answer> try_put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
     // The object's size and recorded sha256; nullopt when there is none.
     result<std::optional<object_info>> look_up(std::string_view key);
+    // GET of `key` into the new file `target` (never replaced; mode `mode`), streamed a block at
+    // a time and synced; an answer of more than `max_bytes` is refused. A failed download leaves
+    // no `target`. The caller checks what arrived.
+    result<void> get_file(std::string_view key, const std::filesystem::path& target, std::uint64_t max_bytes,
+                          unsigned mode);
     // GET of a small object whole (at most `max_bytes`).
     result<std::string> get(std::string_view key, std::uint64_t max_bytes);
     // Every object whose key begins with `prefix` (ListObjectsV2, a page of up to 1000 at a
