@@ -3,7 +3,7 @@
 // - the tree holds no more bytes than the document (so no answer grows past what was sent, and
 //   doubling the document at most doubles what is kept);
 // - a refusal says why in printable ASCII;
-// - the decoders (error, list page, upload id) accept or refuse without breaking either rule.
+// - the decoders (error, list page, upload id, completion, open uploads) accept or refuse without breaking either rule.
 
 #include <string>
 
@@ -62,5 +62,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (const auto failure = wheelhouse::s3::error_of(input); !failure) check_refusal(failure.error(), input);
     if (const auto page = wheelhouse::s3::list_page_of(input); !page) check_refusal(page.error(), input);
     if (const auto id = wheelhouse::s3::upload_id_of(input); !id) check_refusal(id.error(), input);
+    if (const auto made = wheelhouse::s3::completion_of(input); !made) check_refusal(made.error(), input);
+    if (const auto open = wheelhouse::s3::open_uploads_of(input); !open) {
+        check_refusal(open.error(), input);
+    } else {
+        std::size_t kept = 0;
+        for (const auto& upload : *open) kept += upload.key.size() + upload.upload_id.size();
+        WHEELHOUSE_FUZZ_CHECK(kept <= input.size(), input);
+    }
     return 0;
 }

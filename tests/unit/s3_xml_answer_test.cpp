@@ -53,6 +53,25 @@ TEST_CASE("s3: errors, upload ids, and answers of the wrong kind", "[s3]") {
     CHECK(!s3::list_page_of("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>"));
 }
 
+TEST_CASE("s3: a completion is made only by its own answer, and open uploads are listed", "[s3]") {
+    // radosgw 16.2 answers an empty ETag; the answer's kind is what counts.
+    CHECK(s3::completion_of("<CompleteMultipartUploadResult><ETag></ETag></CompleteMultipartUploadResult>"));
+    CHECK(s3::completion_of("").error().message.size() > 0);
+    CHECK(s3::completion_of("<Error><Code>InternalError</Code></Error>").error().message ==
+          "the object store answered <Error> where <CompleteMultipartUploadResult> belongs");
+    CHECK(!s3::completion_of("not xml"));
+
+    const auto open = s3::open_uploads_of(
+        "<ListMultipartUploadsResult><Bucket>w</Bucket><Upload><Key>p/blobs/a</Key><UploadId>2~x</UploadId></Upload>"
+        "<Upload><Key>p/blobs/a</Key><UploadId>2~y</UploadId></Upload></ListMultipartUploadsResult>");
+    REQUIRE(open);
+    REQUIRE(open->size() == 2);
+    CHECK((*open)[1].key == "p/blobs/a");
+    CHECK((*open)[1].upload_id == "2~y");
+    CHECK(s3::open_uploads_of("<ListMultipartUploadsResult/>").value().empty());
+    CHECK(!s3::open_uploads_of("<ListMultipartUploadsResult><Upload><Key>k</Key></Upload></ListMultipartUploadsResult>"));
+}
+
 TEST_CASE("s3: XML this reader refuses, saying where", "[s3]") {
     const std::string deep = std::string(40, '<') + "a>";
     std::string nested;

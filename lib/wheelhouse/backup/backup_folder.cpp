@@ -126,22 +126,27 @@ struct backup_copier {
 
     result<void> wheel(const blob_use& use) {
         const auto relative = storage::relative_blob_path(use.sha256);
-        auto blob = use.required && bucket ? copy_from_bucket(*bucket, use, root, relative, folders)
-                                           : copy_into(data_dir / relative, root, relative, folders);
+        const bool from_bucket = use.required && bucket;
+        auto blob = from_bucket ? copy_from_bucket(*bucket, use, root, relative, folders)
+                                : copy_into(data_dir / relative, root, relative, folders);
+        const std::string where = from_bucket ? "the bucket" : "the data folder";
         std::error_code ignored;
         if (blob && blob->sha256 != use.sha256) {
             std::filesystem::remove(root / relative, ignored);
-            report.warnings.push_back("the blob of " + use.filename + " is corrupt in the data folder (its bytes hash to " +
-                                      blob->sha256 + "); left out");
+            report.warnings.push_back("the blob of " + use.filename + " is corrupt in " + where +
+                                      " (its bytes hash to " + blob->sha256 + "); left out");
         } else if (blob) {
             contents.blobs.push_back({relative, blob->sha256, blob->size});
             report.bytes += blob->size;
             ++report.blobs;
+        } else if (blob.error().kind == error_kind::conflict) {
+            report.warnings.push_back("the blob of " + use.filename + " is corrupt in " + where + " (" +
+                                      blob.error().message + "); left out");
         } else if (blob.error().kind != error_kind::not_found) {
             return blob.error();
         } else if (use.required) {
-            report.warnings.push_back("the blob of " + use.filename + " (" + use.sha256 + ") is missing from the " +
-                                      (bucket ? "bucket" : "data folder") + " (or was deleted since the snapshot)");
+            report.warnings.push_back("the blob of " + use.filename + " (" + use.sha256 + ") is missing from " + where +
+                                      " (or was deleted since the snapshot)");
         }
         return {};
     }

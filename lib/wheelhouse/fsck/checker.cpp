@@ -91,18 +91,6 @@ result<store_files> walk_store(const storage::blob_store& store) {
     return found;
 }
 
-// Moves a damaged file out of the store, keeping it for a person to look at.
-result<std::filesystem::path> quarantine(const storage::blob_store& store, const std::filesystem::path& path) {
-    const auto folder = store.data_dir() / "quarantine";
-    std::error_code failure;
-    std::filesystem::create_directories(folder, failure);
-    if (failure) return make_error(error_kind::internal, "creating " + folder.string() + ": " + failure.message());
-    auto target = folder / (path.filename().string() + "." + std::to_string(catalog::now_ms()));
-    std::filesystem::rename(path, target, failure);
-    if (failure) return make_error(error_kind::internal, "moving " + path.string() + " to " + target.string() + ": " + failure.message());
-    return target;
-}
-
 // METADATA again from the wheel itself (an sdist's PKG-INFO), when the blob is sound and it hashes
 // as the row says.
 result<void> rewrite_metadata(const storage::blob_store& store, const std::string& sha256, const std::string& expected) {
@@ -229,7 +217,7 @@ private:
     }
 
     result<void> move_away(problem& entry) {
-        auto moved = quarantine(store_, entry.path);
+        auto moved = store_.quarantine(entry.path);
         if (!moved) return moved.error();
         entry.action = "moved to " + moved->string();
         return {};

@@ -198,6 +198,10 @@ result<ingest_result> wait_for(const std::function<void(ingest_completion)>& sta
 
 }  // namespace
 
+// Files from this size on are PUT into a bucket while they are validated (both take seconds for
+// a large wheel); smaller ones after, saving a thread for what costs milliseconds.
+constexpr std::uint64_t put_beside_validation = 16ull << 20;
+
 // A file whose blob and METADATA are in the store, unsynced, waiting for its row's commit.
 struct ingester::pending_add {
     catalog::new_file row;
@@ -251,16 +255,29 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
     }
     if (auto open = check_takes_files(catalog_, distribution::project_of(*name)); !open) return refuse(open.error());
 
-    auto validated = validate(*name, spool.path(), *digests, options);
-    if (!validated) return refuse(validated.error());
-    if (auto agrees = check_form_project(options, distribution::project_of(*name)); !agrees)
-        return refuse(agrees.error());
-
     auto pending = std::make_shared<pending_add>();
+    pending->spool = std::move(spool);
+    pending->row.file.sha256 = digests->sha256;
+    // With a bucket, a large file's PUT (seconds) goes out beside its validation: no row names
+    // the object before the commit, and a refusal takes it back out, as a failed commit does.
+    std::future<result<void>> early_put;
+    if (store_.bucket() != nullptr && digests->size >= put_beside_validation)
+        early_put = std::async(std::launch::async, [this, pending] { return put_bytes(*pending); });
+    auto validated = validate(*name, pending->spool.path(), *digests, options);
+    auto put = early_put.valid() ? early_put.get() : result<void>{};
+    const auto refuse_pending = [&](const error& failure) {
+        if (put && pending->put_by_us) release_or_leave_claim(digests->sha256, pending->claim);
+        pending->drop_files();
+        done(about(filename, failure));
+    };
+    if (!validated) return refuse_pending(validated.error());
+    if (!put) return refuse_pending(put.error());  // put_bytes took back what it put
+    if (auto agrees = check_form_project(options, distribution::project_of(*name)); !agrees)
+        return refuse_pending(agrees.error());
+
     pending->row.file = std::move(validated->file);
     pending->row.project_display_name = std::move(validated->display_name);
     pending->metadata = std::move(validated->metadata);
-    pending->spool = std::move(spool);
     pending->in_same_commit = options.in_same_commit;
     if (auto stored = put_files(*pending); !stored) {
         pending->drop_files();
@@ -284,28 +301,35 @@ void ingester::confirm_identical(catalog::file_record existing, const ingest_opt
     commits_.submit(std::move(commit));
 }
 
-result<void> ingester::put_files(pending_add& pending) {
+result<void> ingester::put_bytes(pending_add& pending) {
     const std::string& sha256 = pending.row.file.sha256;
     // Before anything is put: a crash then leaves it. A name of the spool when there is one.
     auto claim = pending.spool.owns() ? store_.claim_blob(sha256, pending.spool) : store_.claim_blob(sha256);
     if (!claim) return claim.error();
     pending.claim = std::move(claim).value();
-    auto stored = [&]() -> result<void> {
-        if (pending.spool.owns()) {
-            // A PUT the store finishes after we gave up on it leaves an object: count it ours.
-            pending.put_by_us = store_.bucket() != nullptr;
-            auto blob = store_.put_owned(sha256, pending.spool.path(), storage::durability::at_sync);
-            if (!blob) return blob.error();
-            pending.put_by_us = pending.put_by_us || *blob == storage::put_outcome::created;
-        }
-        if (pending.row.file.metadata_sha256.empty()) return {};  // an sdist whose PKG-INFO is not served
-        auto metadata = store_.put_metadata(sha256, pending.metadata, storage::durability::at_sync);
-        if (!metadata) return metadata.error();
+    if (!pending.spool.owns()) return {};
+    // A PUT the store finishes after we gave up on it leaves an object: count it ours.
+    pending.put_by_us = store_.bucket() != nullptr;
+    auto blob = store_.put_owned(sha256, pending.spool.path(), storage::durability::at_sync);
+    if (blob) pending.put_by_us = pending.put_by_us || *blob == storage::put_outcome::created;
+    if (!blob && pending.put_by_us) release_or_leave_claim(sha256, pending.claim);  // ours: take it back out
+    if (!blob) return blob.error();
+    return {};
+}
+
+result<void> ingester::put_files(pending_add& pending) {
+    const std::string& sha256 = pending.row.file.sha256;
+    if (!pending.claim.owns()) {  // else put beside the validation
+        if (auto bytes = put_bytes(pending); !bytes) return bytes;
+    }
+    if (pending.row.file.metadata_sha256.empty()) return {};  // an sdist whose PKG-INFO is not served
+    auto metadata = store_.put_metadata(sha256, pending.metadata, storage::durability::at_sync);
+    if (metadata) {
         pending.put_by_us = pending.put_by_us || *metadata == storage::put_outcome::created;
         return {};
-    }();
-    if (!stored && pending.put_by_us) release_or_leave_claim(sha256, pending.claim);  // ours: take it back out
-    return stored;
+    }
+    if (pending.put_by_us) release_or_leave_claim(sha256, pending.claim);  // ours: take it back out
+    return metadata.error();
 }
 
 result<void> ingester::ensure_in_store(pending_add& pending) {

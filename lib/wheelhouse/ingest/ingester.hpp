@@ -148,6 +148,10 @@ private:
     result<ingest_result> register_remote_row(catalog::file_record file, std::string display_name, std::string metadata,
                                               const remote_file& remote);
     void confirm_identical(catalog::file_record existing, const ingest_options& options, ingest_completion done);
+    // Claims the blob and puts a spool's bytes in place; put_files() then adds the METADATA
+    // (claiming and putting first when that was not done beside the validation). On failure,
+    // what this ingest put is taken back out.
+    result<void> put_bytes(pending_add& pending);
     result<void> put_files(pending_add& pending);
     result<void> ensure_in_store(pending_add& pending);
     void submit(std::shared_ptr<pending_add> pending, ingest_completion done);

@@ -236,4 +236,24 @@ result<std::string> upload_id_of(std::string_view document) {
     return id;
 }
 
+result<void> completion_of(std::string_view document) {
+    auto root = rooted(document, "CompleteMultipartUploadResult");
+    if (!root) return root.error();
+    return {};
+}
+
+result<std::vector<open_upload>> open_uploads_of(std::string_view document) {
+    auto root = rooted(document, "ListMultipartUploadsResult");
+    if (!root) return root.error();
+    std::vector<open_upload> uploads;
+    for (const auto& element : root->children) {
+        if (element.name != "Upload") continue;
+        open_upload upload{std::string(element.child_text("Key")), std::string(element.child_text("UploadId"))};
+        if (upload.key.empty() || upload.upload_id.empty())
+            return invalid("the object store listed an upload without a key or an UploadId");
+        uploads.push_back(std::move(upload));
+    }
+    return uploads;
+}
+
 }  // namespace wheelhouse::s3

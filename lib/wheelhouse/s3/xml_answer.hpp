@@ -52,4 +52,15 @@ result<list_page> list_page_of(std::string_view document);
 // CreateMultipartUpload: the UploadId.
 result<std::string> upload_id_of(std::string_view document);
 
+// CompleteMultipartUpload: whether the object was made. S3 answers 200 before it is done and
+// may then send an <Error>; anything but <CompleteMultipartUploadResult> is a failure.
+result<void> completion_of(std::string_view document);
+
+// ListMultipartUploads: the uploads begun and neither completed nor aborted.
+struct open_upload {
+    std::string key;
+    std::string upload_id;
+};
+result<std::vector<open_upload>> open_uploads_of(std::string_view document);
+
 }  // namespace wheelhouse::s3

@@ -252,6 +252,20 @@ result<file_digest> blob_store::copy_owned_out(std::string_view sha256, std::uin
     return bucket_->copy_out(sha256, size, target, mode);
 }
 
+result<std::filesystem::path> blob_store::quarantine(const std::filesystem::path& path) const {
+    const auto folder = data_dir_ / "quarantine";
+    std::error_code failure;
+    std::filesystem::create_directories(folder, failure);
+    if (failure) return make_error(error_kind::internal, "creating " + folder.string() + ": " + failure.message());
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    auto target = folder / (path.filename().string() + "." + std::to_string(now.count()));
+    std::filesystem::rename(path, target, failure);
+    if (failure)
+        return make_error(error_kind::internal, "moving " + path.string() + " to " + target.string() + ": " + failure.message());
+    return target;
+}
+
 result<bool> blob_store::has_owned(std::string_view sha256) const {
     if (!bucket_) return has_blob(sha256);
     auto found = bucket_->look_up(sha256);

@@ -165,6 +165,9 @@ public:
     // file system holding blobs/ (and of tmp/'s, should it be another).
     result<void> sync() const;
 
+    // Moves a damaged file out of blobs/ into DATA/quarantine/ (never deleted: a person may look
+    // at it), and gives its new path.
+    result<std::filesystem::path> quarantine(const std::filesystem::path& path) const;
     // Deletes the blob and its metadata, and the bucket's object when there is a bucket; absent
     // files are not an error.
     result<void> remove(std::string_view sha256) const;

@@ -37,7 +37,8 @@ public:
     virtual result<std::optional<stored_object>> look_up(std::string_view sha256) = 0;
     // Writes the blob into the new file `target` (never replaced; mode `mode`; synced), at most
     // `size` bytes, and gives the digest of what was written for the caller to compare. A failed
-    // copy leaves no `target`; an absent blob is error_kind::not_found.
+    // copy leaves no `target`; an absent blob is error_kind::not_found, one of another size
+    // error_kind::conflict (other bytes, as a digest that differs).
     virtual result<file_digest> copy_out(std::string_view sha256, std::uint64_t size,
                                          const std::filesystem::path& target, unsigned mode) = 0;
     // An absent blob is not an error.

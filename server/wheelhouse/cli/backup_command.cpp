@@ -55,7 +55,8 @@ int run_backup(const backup_command_options& options) {
         for (const auto& warning : made->warnings) std::fprintf(stderr, "wheelhouse backup: warning: %s\n", warning.c_str());
         std::fprintf(stderr,
                      "wheelhouse backup: the backup is complete for everything else, but the data folder lacks what "
-                     "is listed above; run `wheelhouse fsck`\n");
+                     "is listed above; run `wheelhouse fsck`%s\n",
+                     settings.bucket ? " with the same --s3-* settings" : "");
         return 3;
     }
     return 0;

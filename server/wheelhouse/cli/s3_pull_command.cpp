@@ -11,6 +11,7 @@
 #include "wheelhouse/cli/s3_options.hpp"
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/sqlite/columns.hpp"
+#include "wheelhouse/storage/file_copy.hpp"
 
 namespace wheelhouse::cli {
 namespace {
@@ -54,19 +55,35 @@ result<std::map<std::string, std::uint64_t>> owned_files(const catalog::catalog&
     return owned;
 }
 
-// One file: skipped when blobs/ has it at its size, else copied out of the bucket next to a
-// locked spool file of ours (so a crash leaves only what the next start's sweep removes),
-// checked, and linked into place.
+// Whether blobs/ holds the row's bytes. A file of other bytes there (from before the bucket, or
+// damaged since) is moved to DATA/quarantine/ for a person to look at, so the bucket's checked
+// copy can take its place.
+result<bool> home_already(const storage::blob_store& folder, const std::string& sha256, std::uint64_t size) {
+    if (!folder.has_blob(sha256)) return false;
+    auto there = storage::hash_file(folder.blob_path(sha256));
+    if (!there && there.error().kind == error_kind::not_found) return false;
+    if (!there) return there.error();
+    if (there->sha256 == sha256 && there->size == size) return true;
+    auto moved = folder.quarantine(folder.blob_path(sha256));
+    if (!moved) return moved.error();
+    std::fprintf(stderr, "wheelhouse s3-pull: %s held other bytes; moved to %s\n", folder.blob_path(sha256).c_str(),
+                 moved->c_str());
+    return false;
+}
+
+// One file: skipped when blobs/ has its bytes, else copied out of the bucket next to a locked
+// spool file of ours (so a crash leaves only what the next start's sweep removes), checked, and
+// linked into place.
 result<void> pull_one(const storage::blob_store& folder, storage::object_store& bucket, const std::string& sha256,
                       std::uint64_t size, pull_counts& counts) {
-    std::error_code absent;
-    if (folder.has_blob(sha256) && std::filesystem::file_size(folder.blob_path(sha256), absent) == size && !absent)
-        return (++counts.present, result<void>{});
+    auto home = home_already(folder, sha256, size);
+    if (!home) return home.error();
+    if (*home) return (++counts.present, result<void>{});
     auto spool = folder.create_spool();
     if (!spool) return spool.error();
     auto target = spool->path();
     target += ".pull";
-    auto copied = bucket.copy_out(sha256, size, target, 0600);
+    auto copied = bucket.copy_out(sha256, size, target, 0444);
     const auto lacking = [&](const std::string& why) {
         std::error_code ignored;
         std::filesystem::remove(target, ignored);
@@ -76,6 +93,8 @@ result<void> pull_one(const storage::blob_store& folder, storage::object_store& 
         return result<void>{};
     };
     if (!copied && copied.error().kind == error_kind::not_found) return lacking("is missing from the bucket");
+    if (!copied && copied.error().kind == error_kind::conflict)
+        return lacking("is other bytes in the bucket (" + copied.error().message + ")");
     if (!copied) return copied.error();
     if (copied->sha256 != sha256 || copied->size != size)
         return lacking("is other bytes in the bucket (" + std::to_string(copied->size) + " bytes, sha256 " +
@@ -84,6 +103,12 @@ result<void> pull_one(const storage::blob_store& folder, storage::object_store& 
     std::error_code ignored;
     std::filesystem::remove(target, ignored);
     if (!placed) return placed.error();
+    if (*placed == storage::put_outcome::already_present) {  // put there meanwhile: by whom, with what?
+        auto now_home = home_already(folder, sha256, size);
+        if (!now_home) return now_home.error();
+        if (!*now_home) return lacking("was put in blobs/ as other bytes while it was copied");
+        return (++counts.present, result<void>{});
+    }
     ++counts.copied;
     counts.bytes += size;
     return {};

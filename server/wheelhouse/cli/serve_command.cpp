@@ -197,7 +197,10 @@ int serve(const config::overrides& values) {
     }
     if (*certificate) spdlog::info("HTTPS with the certificate of {}", (*certificate)->describe());
     app::application application(*data->catalog, data->blobs, std::move(application_settings));
-    if (*bucket) (*bucket)->record_into(&application.metrics());
+    if (*bucket) {
+        (*bucket)->record_into(&application.metrics());
+        (*bucket)->answer_clients();
+    }
     transport::server server(server_options_from(settings, application.metrics(), *certificate), application);
     if (auto opened = server.open(); !opened) {
         spdlog::error("{}", opened.error().message);

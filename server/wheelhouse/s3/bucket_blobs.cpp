@@ -42,7 +42,7 @@ auto bucket_blobs::measured(metrics::store_operation operation, std::string_view
         metrics_->record_store(operation, !answer, std::chrono::duration_cast<std::chrono::microseconds>(
                                                        std::chrono::steady_clock::now() - started));
     }
-    if (!answer && answer.error().kind != error_kind::internal) {
+    if (!answer && answers_clients_ && answer.error().kind != error_kind::internal) {
         spdlog::error("object store {}: {}", describe(), answer.error().message);
         return answer_type(make_error(error_kind::unavailable,
                                            "try again shortly: the object store holding this index's files did not "
@@ -71,6 +71,10 @@ result<storage::file_digest> bucket_blobs::copy_out(std::string_view sha256, std
     auto there = look_up(sha256);  // an absent object is "missing", not a failing store
     if (!there) return there.error();
     if (!*there) return make_error(error_kind::not_found, "the bucket has no object " + key_of(sha256));
+    if ((*there)->size != size) {
+        return make_error(error_kind::conflict, "the bucket's object " + key_of(sha256) + " is " +
+                                                    std::to_string((*there)->size) + " bytes, not " + std::to_string(size));
+    }
     return measured(metrics::store_operation::get, sha256, [&](const std::string& key) -> result<storage::file_digest> {
         if (auto got = client_->get_file(key, target, size, mode); !got) return got.error();
         auto digest = storage::hash_file(target);
@@ -80,8 +84,11 @@ result<storage::file_digest> bucket_blobs::copy_out(std::string_view sha256, std
 }
 
 result<void> bucket_blobs::remove(std::string_view sha256) {
-    return measured(metrics::store_operation::remove, sha256,
-                    [&](const std::string& key) { return client_->remove(key); });
+    return measured(metrics::store_operation::remove, sha256, [&](const std::string& key) -> result<void> {
+        if (auto removed = client_->remove(key); !removed) return removed;
+        // The blob's object is gone; so are the parts of an upload of it a killed run began.
+        return client_->abort_uploads(key);
+    });
 }
 
 result<void> bucket_blobs::list(const std::function<result<void>(std::string_view sha256, std::uint64_t size)>& each) {

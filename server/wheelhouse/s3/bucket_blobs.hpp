@@ -37,10 +37,15 @@ public:
     object_client& client() noexcept { return *client_; }
     // Where requests are timed from now on. Thread safety: before the server starts.
     void record_into(metrics::server_metrics* metrics) noexcept { metrics_ = metrics; }
+    // A server's clients hear of failures from now on: they are logged, and said without the
+    // store's details. (A command tells its operator the store's own words, fix first.)
+    // Thread safety: before the server starts.
+    void answer_clients() noexcept { answers_clients_ = true; }
 
 private:
     std::string key_of(std::string_view sha256) const;
-    // Times `call` into the operation's series; a failure is logged and made unavailable.
+    // Times `call` into the operation's series; for a server's clients, a failure is logged and
+    // made unavailable.
     template <class Call>
     auto measured(metrics::store_operation operation, std::string_view sha256, Call&& call);
 
@@ -48,6 +53,7 @@ private:
 
     std::unique_ptr<object_client> client_;
     metrics::server_metrics* metrics_;
+    bool answers_clients_ = false;
     std::atomic<std::int64_t> resting_until_ms_{0};  // steady clock; 0: the store is asked
 };
 

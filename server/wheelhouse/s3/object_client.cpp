@@ -336,6 +336,12 @@ put_answer answer_of(const response& answer, std::string_view what) {
     return put;
 }
 
+// An object that is more than was asked for is other bytes than expected, not a failing store.
+error larger_than(std::uint64_t max_bytes, std::string_view key) {
+    return make_error(error_kind::conflict, "the object store holds more than " + std::to_string(max_bytes) +
+                                                " bytes as " + std::string(key));
+}
+
 std::string xml_escaped(std::string_view text) {
     std::string out;
     for (const char c : text) {
@@ -514,10 +520,13 @@ result<put_answer> object_client::impl::complete(const std::string& path, const 
     if (!answer) return answer.error();
     auto put = answer_of(*answer, "the completion of the upload of " + path);
     // S3 may answer 200 and then an <Error> in the body, when the completion failed after it began.
-    if (auto said = error_of(answer->body()); !put.refusal && said && !said->code.empty()) {
-        put.code = printable(said->code, 64);
-        put.refusal = make_error(error_kind::unavailable, "the object store failed to complete the upload of " + path +
-                                                              " with " + put.code);
+    if (put.refusal) return put;
+    if (auto made = completion_of(answer->body()); !made) {
+        auto said = error_of(answer->body());
+        put.code = said && !said->code.empty() ? printable(said->code, 64) : "";
+        put.refusal = make_error(error_kind::unavailable,
+                                 "the object store failed to complete the upload of " + path + ": " +
+                                     (put.code.empty() ? made.error().message : "it answered " + put.code));
     }
     return put;
 }
@@ -665,9 +674,14 @@ result<void> object_client::get_file(std::string_view key, const std::filesystem
     auto got = impl_->exchange(impl_->where, request,
                                [&](net::io_context& io, auto& stream, beast::flat_buffer& buffer) -> result<void> {
         http::response_parser<http::empty_body> head;
+        // Checked against Content-Length as the header is read, and not again after (Beast's
+        // default, 8 MiB, would refuse every large file).
+        head.body_limit(max_bytes);
         beast::get_lowest_layer(stream).expires_after(impl_->settings.timeout);
-        if (auto ec = await(io, [&](auto handler) { http::async_read_header(stream, buffer, head, handler); }))
+        if (auto ec = await(io, [&](auto handler) { http::async_read_header(stream, buffer, head, handler); })) {
+            if (ec == http::error::body_limit) return larger_than(max_bytes, key);
             return transport_failure(impl_->where, "reading the answer", ec);
+        }
         if (head.get().result_int() / 100 != 2) {
             http::response_parser<http::string_body> said(std::move(head));
             said.body_limit(1 << 20);
@@ -685,9 +699,7 @@ result<void> object_client::get_file(std::string_view key, const std::filesystem
         const int fd = body.get().body().file().native_handle();
         if (!ec && (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0))
             return make_error(error_kind::internal, "cannot write " + target.string() + ": " + std::strerror(errno));
-        if (ec == http::error::body_limit)
-            return make_error(error_kind::upstream, "the object store answered more than " +
-                                                        std::to_string(max_bytes) + " bytes for " + std::string(key));
+        if (ec == http::error::body_limit) return larger_than(max_bytes, key);
         if (ec) return transport_failure(impl_->where, "reading the answer", ec);
         return {};
     });
@@ -726,6 +738,25 @@ result<void> object_client::remove(std::string_view key) {
                                      http::request<http::empty_body>{}, empty_sha256);
     if (!answer) return answer.error();
     if (!ok(*answer) && answer->result_int() != 404) return refusal(*answer, "the removal of " + std::string(key));
+    return {};
+}
+
+result<void> object_client::abort_uploads(std::string_view key) {
+    auto answer = impl_->signed_call(http::verb::get, "/" + impl_->settings.bucket,
+                                     {{"uploads", ""}, {"prefix", std::string(key)}}, http::request<http::empty_body>{},
+                                     empty_sha256, 4u << 20);
+    if (!answer) return answer.error();
+    if (!ok(*answer)) return refusal(*answer, "the listing of the uploads of " + std::string(key));
+    auto open = open_uploads_of(answer->body());
+    if (!open) return make_error(error_kind::upstream, "the object store's listing of uploads: " + open.error().message);
+    for (const auto& upload : *open) {
+        if (upload.key != key) continue;  // the prefix of a longer key (a .metadata never goes up in parts)
+        auto aborted = impl_->signed_call(http::verb::delete_, impl_->bucket_path(key), {{"uploadId", upload.upload_id}},
+                                          http::request<http::empty_body>{}, empty_sha256);
+        if (!aborted) return aborted.error();
+        if (!ok(*aborted) && aborted->result_int() != 404)
+            return refusal(*aborted, "the abort of an upload of " + std::string(key));
+    }
     return {};
 }
 

@@ -74,8 +74,8 @@ public:
     // The object's size and recorded sha256; nullopt when there is none.
     result<std::optional<object_info>> look_up(std::string_view key);
     // GET of `key` into the new file `target` (never replaced; mode `mode`), streamed a block at
-    // a time and synced; an answer of more than `max_bytes` is refused. A failed download leaves
-    // no `target`. The caller checks what arrived.
+    // a time and synced; an object of more than `max_bytes` is error_kind::conflict. A failed
+    // download leaves no `target`. The caller checks what arrived.
     result<void> get_file(std::string_view key, const std::filesystem::path& target, std::uint64_t max_bytes,
                           unsigned mode);
     // GET of a small object whole (at most `max_bytes`).
@@ -85,6 +85,9 @@ public:
     result<void> list(std::string_view prefix, const std::function<result<void>(const listed_object&)>& each);
     // DELETE; an absent object is not an error (S3 answers 204 either way).
     result<void> remove(std::string_view key);
+    // Aborts the multipart uploads of `key` begun and never completed (a run killed mid-upload
+    // leaves its parts stored, unseen, for good); the first page of 1000 of them.
+    result<void> abort_uploads(std::string_view key);
     // A URL anyone may GET `key` with for `expires` from now, no credentials needed.
     std::string presigned_get(std::string_view key, std::chrono::seconds expires) const;
     // GET of a URL without signing it (a presigned one), at most `max_bytes`; `range`, when
