@@ -201,17 +201,26 @@ result<blob_store> blob_store::open(const std::filesystem::path& data_dir, std::
     return store;
 }
 
-result<void> blob_store::lock_bucket_marker() {
-    const auto marker = data_dir_ / "bucket";
+namespace {
+
+// DATA/bucket open and locked (`how`: LOCK_SH or LOCK_EX), never waiting: when another process
+// holds it the other way, `busy` is the refusal.
+result<descriptor> lock_marker(const std::filesystem::path& marker, int how, const std::string& busy) {
     descriptor file(::open(marker.c_str(), O_RDONLY | O_CLOEXEC));
     if (!file) return io_error("opening", marker, errno);
-    if (::flock(file.get(), LOCK_SH | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK) return io_error("locking", marker, errno);
-        return make_error(error_kind::unavailable, "wait for `wheelhouse s3-pull --leave-bucket` to end, then start "
-                                                   "without the s3-* settings: it is moving this folder's files out "
-                                                   "of " + bucket_->describe());
-    }
-    marker_lock_ = std::make_shared<descriptor>(std::move(file));
+    if (::flock(file.get(), how | LOCK_NB) == 0) return file;
+    if (errno != EWOULDBLOCK) return io_error("locking", marker, errno);
+    return make_error(error_kind::unavailable, busy);
+}
+
+}  // namespace
+
+result<void> blob_store::lock_bucket_marker() {
+    auto locked = lock_marker(data_dir_ / "bucket", LOCK_SH,
+                              "wait for `wheelhouse s3-pull --leave-bucket` to end, then start without the s3-* "
+                              "settings: it is moving this folder's files out of " + bucket_->describe());
+    if (!locked) return locked.error();
+    marker_lock_ = std::make_shared<descriptor>(std::move(*locked));
     return {};
 }
 
@@ -224,14 +233,10 @@ result<bucket_departure> bucket_departure::begin(const std::filesystem::path& da
     if (*recorded != bucket)
         return invalid("give the s3-* settings of " + *recorded + ", where this data folder's files are, not " + bucket);
     const auto marker = data_dir / "bucket";
-    descriptor file(::open(marker.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!file) return io_error("opening", marker, errno);
-    if (::flock(file.get(), LOCK_EX | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK) return io_error("locking", marker, errno);
-        return make_error(error_kind::unavailable, "stop the server (and any ingest, fsck, export or backup given the "
-                                                   "bucket) first: a process is using " + bucket);
-    }
-    return bucket_departure(marker, std::move(file));
+    auto locked = lock_marker(marker, LOCK_EX, "stop the server (and any ingest, fsck, export or backup given the "
+                                               "bucket) first: a process is using " + bucket);
+    if (!locked) return locked.error();
+    return bucket_departure(marker, std::move(*locked));
 }
 
 result<void> bucket_departure::finish() {
