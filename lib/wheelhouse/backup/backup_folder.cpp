@@ -92,12 +92,13 @@ result<storage::file_digest> copy_from_bucket(storage::object_store& bucket, con
     return bucket.copy_out(use.sha256, use.size, root / relative, 0444);
 }
 
-// The bucket given must be the one DATA/bucket records, and --blobs needs it when there is one.
-result<void> check_bucket(const std::filesystem::path& data_dir, const backup_options& options) {
+// The bucket DATA/bucket records (empty: none). The bucket given must be that one, and --blobs
+// needs it when there is one.
+result<std::string> checked_bucket(const std::filesystem::path& data_dir, const backup_options& options) {
     auto recorded = storage::recorded_bucket(data_dir);
     if (!recorded) return recorded.error();
     const std::string given = options.bucket ? options.bucket->describe() : "";
-    if (*recorded == given || (!options.bucket && !options.include_blobs)) return {};
+    if (*recorded == given || (!options.bucket && !options.include_blobs)) return recorded;
     if (recorded->empty())
         return invalid("leave out the --s3-* settings: this data folder's files are under its blobs/, not in " + given);
     if (!options.bucket) {
@@ -182,8 +183,7 @@ result<backup_report> create_backup(const std::filesystem::path& data_dir, const
         return make_error(error_kind::not_found,
                           "no catalog at " + source.string() + "; --data must name a wheelhouse data folder");
     }
-    if (auto checked = check_bucket(data_dir, options); !checked) return checked.error();
-    auto recorded = storage::recorded_bucket(data_dir);
+    auto recorded = checked_bucket(data_dir, options);
     if (!recorded) return recorded.error();
     // The METADATA of a folder whose files are in a bucket is nowhere else: always copied.
     const bool copy_metadata = options.include_blobs || !recorded->empty();
