@@ -14,6 +14,7 @@
 #     "get_initial_auth_request returned -13"
 #   paxos propose interval = 0.05: else every map change waits 1 s and start-up takes ~14 s
 #   pool size 1, few placement groups: one OSD holds everything
+#   mon data avail crit = 0: else a mon on a disk with under 5% free refuses to start (a CI disk)
 set -euo pipefail
 
 command_name=${1:-}
@@ -23,11 +24,23 @@ dir=${2:-}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 conf() { echo "$dir/ceph.conf"; }
 
-# Waits up to $2 seconds for `$1` to succeed.
+# The last lines each daemon wrote: a failed start in CI leaves nothing else to read.
+show_logs() {
+  local file
+  for file in "$dir"/log/*; do
+    [[ -s "$file" ]] || continue
+    echo "--- $file" >&2
+    grep -v '^\s*$' "$file" | tail -n 8 >&2 || true
+  done
+}
+
+# Waits up to $2 seconds for `$1` to succeed, giving up at once when daemon $3 (a pid file) has died.
 wait_for() {
-  local deadline=$((SECONDS + $2))
+  local deadline=$((SECONDS + $2)) pid
+  pid=$(cat "$dir/$3.pid")
   until eval "$1" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || { echo "radosgw.sh: timed out waiting for: $1 (logs in $dir/log)" >&2; return 1; }
+    kill -0 "$pid" 2>/dev/null || { echo "radosgw.sh: $3 exited while waiting for: $1" >&2; show_logs; return 1; }
+    ((SECONDS < deadline)) || { echo "radosgw.sh: timed out waiting for: $1 (logs in $dir/log)" >&2; show_logs; return 1; }
     sleep 0.1
   done
 }
@@ -38,7 +51,7 @@ start_gateway() {
   radosgw -c "$(conf)" -n client.rgw -f --rgw-frontends "beast endpoint=127.0.0.1:$RGW_PORT" \
     >>"$dir/log/radosgw.out" 2>&1 &
   echo $! >"$dir/radosgw.pid"
-  wait_for "curl -sf -o /dev/null http://127.0.0.1:$RGW_PORT/" 60
+  wait_for "curl -sf -o /dev/null http://127.0.0.1:$RGW_PORT/" 60 radosgw
 }
 
 stop_pid_file() {
@@ -67,6 +80,8 @@ auth service required = none
 auth client required = none
 ms mon client mode = crc
 paxos propose interval = 0.05
+mon data avail crit = 0
+mon data avail warn = 0
 mon allow pool size one = true
 mon allow pool delete = true
 mon max pg per osd = 1000
@@ -93,7 +108,7 @@ EOF
   ceph-mon -c "$(conf)" --mkfs -i a --monmap "$dir/monmap" >"$dir/log/mkfs.out" 2>&1
   ceph-mon -c "$(conf)" -i a -f >>"$dir/log/mon.out" 2>&1 &
   echo $! >"$dir/mon.pid"
-  wait_for "ceph -c $(conf) --connect-timeout 1 mon stat" 30
+  wait_for "ceph -c $(conf) --connect-timeout 1 mon stat" 30 mon
 
   local osd_uuid osd_id
   osd_uuid=$(python3 -c 'import uuid; print(uuid.uuid4())')
@@ -102,7 +117,7 @@ EOF
   ceph-osd -c "$(conf)" -i "$osd_id" --mkfs --osd-uuid "$osd_uuid" >>"$dir/log/mkfs.out" 2>&1
   ceph-osd -c "$(conf)" -i "$osd_id" -f >>"$dir/log/osd.out" 2>&1 &
   echo $! >"$dir/osd.pid"
-  wait_for "ceph -c $(conf) osd stat | grep -q '1 up'" 30
+  wait_for "ceph -c $(conf) osd stat | grep -q '1 up'" 30 osd
 
   local access secret
   access=$(python3 -c 'import secrets; print("WH" + secrets.token_hex(9).upper())')
