@@ -7,6 +7,7 @@ s3cmd, a client of its own, looks at what is in the bucket."""
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import os
 import pathlib
@@ -137,6 +138,52 @@ def test_twine_and_curl_uploads_land_in_the_bucket_byte_for_byte_and_pip_install
     pip("install", "--index-url", running.url + "simple/", "--target", str(target), "bucketed==1.0")
     assert (target / "bucketed" / "__init__.py").read_text() == "WHERE = 'bucket'\n"
     assert (target / "bucketed" / "blob.bin").exists()
+
+
+def signed_at(location: str) -> int:
+    stamp = re.search(r"X-Amz-Date=(\d{8}T\d{6}Z)", location).group(1)
+    return calendar.timegm(time.strptime(stamp, "%Y%m%dT%H%M%SZ"))
+
+
+def test_a_presigned_url_is_signed_once_a_window_for_its_own_file_and_works_all_its_life(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    # A URL is signed at the start of the current tenth of --s3-url-lifetime (6 s here) and reused
+    # until its end: every client gets one with 90% or more of its life left, and the redirect
+    # costs a lookup. Each file keeps its own URL.
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    wheels = [build_wheel(tmp_path / "farm", "windowed", version, files={"windowed/x.bin": os.urandom(5000).hex()})
+              for version in ("1.0", "1.1")]
+    running = bucket_server(data, "--s3-url-lifetime", "60")
+    for wheel in wheels:
+        assert curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
+
+    def location(wheel: pathlib.Path) -> str:
+        sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        status, headers, _ = answer(f"{running.url}files/{sha256}/{wheel.name}")
+        assert status == 302, headers
+        assert blob_key(bucket_server.prefix, sha256) in headers["Location"] and "X-Amz-Expires=60&" in headers["Location"]
+        return headers["Location"]
+
+    seen: dict[int, dict[str, str]] = {}
+    started = time.time()
+    while len(seen) < 2 and time.time() - started < 30:
+        before = time.time()
+        first, again, other = location(wheels[0]), location(wheels[0]), location(wheels[1])
+        signed = signed_at(first)
+        assert signed % 6 == 0 and before - 6 - 1 <= signed <= time.time(), (signed, before)
+        if signed_at(again) == signed:
+            assert again == first
+        assert other != first
+        seen.setdefault(signed, {})
+        seen[signed].update({wheels[0].name: first, wheels[1].name: other})
+        time.sleep(0.5)
+    assert len(seen) == 2, seen  # the window turned, and a new URL was signed
+    for urls in seen.values():
+        for wheel in wheels:
+            with urllib.request.urlopen(urls[wheel.name], timeout=30) as fetched:
+                assert fetched.read() == wheel.read_bytes()
 
 
 def in_progress_uploads(env: dict[str, str], prefix: str) -> list[str]:

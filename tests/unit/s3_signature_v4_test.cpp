@@ -31,7 +31,7 @@ constexpr std::string_view empty_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae4
 TEST_CASE("s3: the signed GET of the S3 documentation's example", "[s3]") {
     // docs.aws.amazon.com/AmazonS3/latest/API/sig-v4-header-based-auth.html, "GET Object".
     const s3::request_line line{"GET", "examplebucket.s3.amazonaws.com", "/test.txt", {}};
-    const auto added = s3::sign_headers(line, {{"Range", "bytes=0-9"}}, empty_sha256, aws_example, "us-east-1",
+    const auto added = s3::signer(aws_example, "us-east-1").sign_headers(line, {{"Range", "bytes=0-9"}}, empty_sha256,
                                         utc(2013, 5, 24, 0, 0, 0));
     CHECK(header(added, "x-amz-date") == "20130524T000000Z");
     CHECK(header(added, "authorization") ==
@@ -44,7 +44,7 @@ TEST_CASE("s3: the signed GET of the S3 documentation's example", "[s3]") {
 TEST_CASE("s3: the presigned URL of the S3 documentation's example", "[s3]") {
     // docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html
     const s3::request_line line{"GET", "examplebucket.s3.amazonaws.com", "/test.txt", {}};
-    CHECK(s3::presign_query(line, aws_example, "us-east-1", utc(2013, 5, 24, 0, 0, 0), std::chrono::hours(24)) ==
+    CHECK(s3::signer(aws_example, "us-east-1").presign_query(line, utc(2013, 5, 24, 0, 0, 0), std::chrono::hours(24)) ==
           "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2F"
           "aws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host"
           "&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404");
@@ -85,7 +85,7 @@ TEST_CASE("s3: signatures agree with botocore's", "[s3]") {
          "ac5e70894b046360c04554f552836afe34dfad5f44cac57798b848b4bdf5efce"},
     };
     for (const auto& r : table) {
-        const auto added = s3::sign_headers(r.line, r.headers, r.payload, *r.who, r.region, now);
+        const auto added = s3::signer(*r.who, std::string(r.region)).sign_headers(r.line, r.headers, r.payload, now);
         INFO(r.line.method << " " << s3::request_target(r.line));
         const std::string expected = "AWS4-HMAC-SHA256 Credential=" + r.who->access_key_id + "/20261128/" +
                                      std::string(r.region) + "/s3/aws4_request, SignedHeaders=" +
@@ -93,13 +93,14 @@ TEST_CASE("s3: signatures agree with botocore's", "[s3]") {
         CHECK(header(added, "authorization") == expected);
         CHECK(header(added, "x-amz-content-sha256") == r.payload);
     }
-    CHECK(s3::presign_query({"GET", "127.0.0.1:7480", "/wheels/pre/sha256/ab/cd/abcd1234", {}}, plain, "us-east-1",
-                            now, std::chrono::seconds(300)) ==
+    CHECK(s3::signer(plain, "us-east-1")
+              .presign_query({"GET", "127.0.0.1:7480", "/wheels/pre/sha256/ab/cd/abcd1234", {}}, now,
+                             std::chrono::seconds(300)) ==
           "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=WHTESTKEY1234567890%2F20261128%2Fus-east-1%2Fs3%2F"
           "aws4_request&X-Amz-Date=20261128T160509Z&X-Amz-Expires=300&X-Amz-SignedHeaders=host"
           "&X-Amz-Signature=b8d4f00f8804a3661ed97c26ed09d1828ff81bebda33c2172027009cb05e2ad3");
-    CHECK(s3::presign_query({"GET", "s3.example.com", "/wheels/a/b+c.whl", {}}, temporary, "eu-west-3", now,
-                            std::chrono::seconds(60)) ==
+    CHECK(s3::signer(temporary, "eu-west-3")
+              .presign_query({"GET", "s3.example.com", "/wheels/a/b+c.whl", {}}, now, std::chrono::seconds(60)) ==
           "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=ASIATEMP%2F20261128%2Feu-west-3%2Fs3%2Faws4_request"
           "&X-Amz-Date=20261128T160509Z&X-Amz-Expires=60&X-Amz-Security-Token=session%2Ftoken%2B1%3D%3D"
           "&X-Amz-SignedHeaders=host"
@@ -114,4 +115,20 @@ TEST_CASE("s3: paths and queries are encoded once, as on the wire", "[s3]") {
     CHECK(s3::request_target({"GET", "h", "/b", {{"prefix", "x/"}, {"list-type", "2"}}}) ==
           "/b?list-type=2&prefix=x%2F");
     CHECK(s3::request_target({"GET", "h", "/b/k", {}}) == "/b/k");
+}
+
+TEST_CASE("s3: one signer keeps each day's key apart, back and forth across midnight", "[s3]") {
+    // The key is derived once a day and kept: a signer asked for another day, or an earlier one
+    // again (a thread that read the clock before midnight), signs as a new signer would.
+    const s3::signer shared(plain, "us-east-1");
+    const s3::request_line line{"GET", "127.0.0.1:7480", "/wheels/k", {}};
+    for (const auto when : {utc(2026, 11, 28, 23, 59, 59), utc(2026, 11, 29, 0, 0, 0), utc(2026, 11, 28, 23, 59, 59),
+                            utc(2026, 11, 29, 0, 0, 1), utc(2026, 12, 1, 12, 0, 0)}) {
+        CHECK(shared.presign_query(line, when, std::chrono::seconds(60)) ==
+              s3::signer(plain, "us-east-1").presign_query(line, when, std::chrono::seconds(60)));
+        CHECK(shared.sign_headers(line, {}, empty_sha256, when) ==
+              s3::signer(plain, "us-east-1").sign_headers(line, {}, empty_sha256, when));
+    }
+    CHECK(shared.presign_query(line, utc(2026, 11, 28, 1, 0, 0), std::chrono::seconds(60)) !=
+          shared.presign_query(line, utc(2026, 11, 29, 1, 0, 0), std::chrono::seconds(60)));
 }

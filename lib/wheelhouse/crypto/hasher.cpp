@@ -32,6 +32,29 @@ std::optional<hash_algorithm> algorithm_named(std::string_view name) noexcept {
     return std::nullopt;
 }
 
+namespace {
+
+// Fetched once for the process: OpenSSL 3 looks an algorithm up by name at every init given
+// EVP_sha256() and the like, which costs more than hashing a signature's few hundred bytes.
+const EVP_MD* method_of(hash_algorithm algorithm) {
+    static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
+    static EVP_MD* const sha384 = EVP_MD_fetch(nullptr, "SHA2-384", nullptr);
+    static EVP_MD* const sha512 = EVP_MD_fetch(nullptr, "SHA2-512", nullptr);
+    switch (algorithm) {
+        case hash_algorithm::sha256: return sha256;
+        case hash_algorithm::sha384: return sha384;
+        case hash_algorithm::sha512: return sha512;
+        case hash_algorithm::md5: {
+            static EVP_MD* const md5 = EVP_MD_fetch(nullptr, "MD5", nullptr);  // absent under FIPS
+            return md5;
+        }
+        case hash_algorithm::blake2b_256: break;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
 hasher::hasher(hash_algorithm algorithm, std::unique_ptr<evp_state> evp) noexcept
     : algorithm_(algorithm), evp_(std::move(evp)) {
     if (algorithm == hash_algorithm::blake2b_256) blake_.emplace(32);
@@ -43,14 +66,7 @@ hasher::~hasher() = default;
 
 result<hasher> hasher::create(hash_algorithm algorithm) {
     if (algorithm == hash_algorithm::blake2b_256) return hasher(algorithm, nullptr);
-    const EVP_MD* method = nullptr;
-    switch (algorithm) {
-        case hash_algorithm::sha256: method = EVP_sha256(); break;
-        case hash_algorithm::sha384: method = EVP_sha384(); break;
-        case hash_algorithm::sha512: method = EVP_sha512(); break;
-        case hash_algorithm::md5: method = EVP_md5(); break;
-        case hash_algorithm::blake2b_256: break;
-    }
+    const EVP_MD* method = method_of(algorithm);
     auto state = std::make_unique<evp_state>();
     state->context = EVP_MD_CTX_new();
     if (method == nullptr || state->context == nullptr || EVP_DigestInit_ex(state->context, method, nullptr) != 1) {

@@ -1,33 +1,17 @@
 #include "wheelhouse/s3/signature_v4.hpp"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <ctime>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/crypto/hmac.hpp"
 
 namespace wheelhouse::s3 {
 namespace {
 
 constexpr std::string_view algorithm = "AWS4-HMAC-SHA256";
-using digest = std::array<unsigned char, 32>;
-
-digest hmac_sha256(std::string_view key, std::string_view data) {
-    digest out{};
-    unsigned int length = 0;
-    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-         data.size(), out.data(), &length);
-    return out;
-}
-
-std::string_view as_text(const digest& bytes) {
-    return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-}
-
 // The date (YYYYMMDD) and the scope "date/region/s3/aws4_request" of a signature.
 struct scope {
     std::string date_time;
@@ -40,16 +24,6 @@ scope scope_of(std::chrono::system_clock::time_point now, std::string_view regio
     made.date = made.date_time.substr(0, 8);
     made.text = made.date + "/" + std::string(region) + "/s3/aws4_request";
     return made;
-}
-
-std::string signature(const credentials& who, const scope& at, std::string_view region, std::string_view canonical) {
-    const std::string to_sign = std::string(algorithm) + "\n" + at.date_time + "\n" + at.text + "\n" +
-                                crypto::sha256_hex(canonical);
-    const digest day = hmac_sha256("AWS4" + who.secret_access_key, at.date);
-    const digest in_region = hmac_sha256(as_text(day), region);
-    const digest service = hmac_sha256(as_text(in_region), "s3");
-    const digest key = hmac_sha256(as_text(service), "aws4_request");
-    return crypto::hasher::to_hex(hmac_sha256(as_text(key), to_sign));
 }
 
 // A header's value as signed: leading and trailing blanks cut, inner runs of blanks made one.
@@ -101,7 +75,9 @@ std::string uri_encode(std::string_view text, bool keep_slash) {
     out.reserve(text.size());
     for (const char c : text) {
         const auto byte = static_cast<unsigned char>(c);
-        if (std::isalnum(byte) || c == '-' || c == '.' || c == '_' || c == '~' || (c == '/' && keep_slash)) {
+        const bool unreserved = (byte >= 'A' && byte <= 'Z') || (byte >= 'a' && byte <= 'z') ||
+                                (byte >= '0' && byte <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+        if (unreserved || (c == '/' && keep_slash)) {
             out += c;
         } else {
             out += '%';
@@ -137,36 +113,63 @@ std::string amz_date(std::chrono::system_clock::time_point when) {
     return text.data();
 }
 
-name_value_list sign_headers(const request_line& line, const name_value_list& headers,
-                             std::string_view payload_sha256, const credentials& who,
-                             std::string_view region, std::chrono::system_clock::time_point now) {
-    const scope at = scope_of(now, region);
+signer::signer(credentials who, std::string region) : who_(std::move(who)), region_(std::move(region)) {}
+
+signer::~signer() = default;
+
+std::shared_ptr<const crypto::hmac_sha256_key> signer::key_of(std::string_view date) const {
+    {
+        const std::lock_guard lock(mutex_);
+        if (latest_date_ == date) return latest_key_;
+    }
+    const auto day = crypto::hmac_sha256_key("AWS4" + who_.secret_access_key).mac(date);
+    const auto in_region = crypto::hmac_sha256_key(crypto::as_text(day)).mac(region_);
+    const auto service = crypto::hmac_sha256_key(crypto::as_text(in_region)).mac("s3");
+    const auto key = crypto::hmac_sha256_key(crypto::as_text(service)).mac("aws4_request");
+    auto made = std::make_shared<const crypto::hmac_sha256_key>(crypto::as_text(key));
+    const std::lock_guard lock(mutex_);
+    // Near midnight, threads may ask for two days: the later one is kept.
+    if (latest_date_.empty() || date > latest_date_) latest_date_ = date, latest_key_ = made;
+    return made;
+}
+
+std::string signer::signature(std::string_view date_time, std::string_view scope_text,
+                              std::string_view canonical) const {
+    const std::string to_sign = std::string(algorithm) + "\n" + std::string(date_time) + "\n" +
+                                std::string(scope_text) + "\n" + crypto::sha256_hex(canonical);
+    return crypto::hasher::to_hex(key_of(date_time.substr(0, 8))->mac(to_sign));
+}
+
+name_value_list signer::sign_headers(const request_line& line, const name_value_list& headers,
+                                     std::string_view payload_sha256,
+                                     std::chrono::system_clock::time_point now) const {
+    const scope at = scope_of(now, region_);
     name_value_list added{{"x-amz-date", at.date_time}, {"x-amz-content-sha256", std::string(payload_sha256)}};
-    if (!who.session_token.empty()) added.emplace_back("x-amz-security-token", who.session_token);
+    if (!who_.session_token.empty()) added.emplace_back("x-amz-security-token", who_.session_token);
 
     name_value_list signed_headers = headers;
     signed_headers.emplace_back("host", std::string(line.host));
     signed_headers.insert(signed_headers.end(), added.begin(), added.end());
     const auto [canonical, names] = canonical_request(line, std::move(signed_headers), payload_sha256);
-    added.emplace_back("authorization", std::string(algorithm) + " Credential=" + who.access_key_id + "/" + at.text +
-                                            ", SignedHeaders=" + names +
-                                            ", Signature=" + signature(who, at, region, canonical));
+    added.emplace_back("authorization", std::string(algorithm) + " Credential=" + who_.access_key_id + "/" +
+                                            at.text + ", SignedHeaders=" + names +
+                                            ", Signature=" + signature(at.date_time, at.text, canonical));
     return added;
 }
 
-std::string presign_query(const request_line& line, const credentials& who, std::string_view region,
-                          std::chrono::system_clock::time_point now, std::chrono::seconds expires) {
-    const scope at = scope_of(now, region);
+std::string signer::presign_query(const request_line& line, std::chrono::system_clock::time_point now,
+                                  std::chrono::seconds expires) const {
+    const scope at = scope_of(now, region_);
     request_line presigned = line;
     presigned.query.emplace_back("X-Amz-Algorithm", std::string(algorithm));
-    presigned.query.emplace_back("X-Amz-Credential", who.access_key_id + "/" + at.text);
+    presigned.query.emplace_back("X-Amz-Credential", who_.access_key_id + "/" + at.text);
     presigned.query.emplace_back("X-Amz-Date", at.date_time);
     presigned.query.emplace_back("X-Amz-Expires", std::to_string(expires.count()));
     presigned.query.emplace_back("X-Amz-SignedHeaders", "host");
-    if (!who.session_token.empty()) presigned.query.emplace_back("X-Amz-Security-Token", who.session_token);
+    if (!who_.session_token.empty()) presigned.query.emplace_back("X-Amz-Security-Token", who_.session_token);
     const auto [canonical, names] =
         canonical_request(presigned, {{"host", std::string(line.host)}}, unsigned_payload);
-    return canonical_query(presigned.query) + "&X-Amz-Signature=" + signature(who, at, region, canonical);
+    return canonical_query(presigned.query) + "&X-Amz-Signature=" + signature(at.date_time, at.text, canonical);
 }
 
 }  // namespace wheelhouse::s3

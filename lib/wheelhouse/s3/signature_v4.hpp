@@ -6,10 +6,16 @@
 // and sorted; the key derived by HMAC-SHA256 from the secret, the day, the region and "s3".
 
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace wheelhouse::crypto {
+class hmac_sha256_key;
+}
 
 namespace wheelhouse::s3 {
 
@@ -46,16 +52,40 @@ std::string request_target(const request_line& line);
 // 20261128T160509Z: the x-amz-date of `when`.
 std::string amz_date(std::chrono::system_clock::time_point when);
 
-// The headers to add to a request whose other signed headers are `headers` (any case; Host is
-// added from `line`): x-amz-date, x-amz-content-sha256 (`payload_sha256`), x-amz-security-token
-// when the credentials have one, and Authorization. Names in lower case.
-name_value_list sign_headers(const request_line& line, const name_value_list& headers,
-                             std::string_view payload_sha256, const credentials& who,
-                             std::string_view region, std::chrono::system_clock::time_point now);
+// Signs for one key pair in one region. The key SigV4 derives from the secret (four HMACs) is
+// the same all day: it is derived once a day, so a presigned URL costs one SHA-256 and one HMAC.
+// Shared by every thread of a server.
+class signer {
+public:
+    signer(credentials who, std::string region);
+    signer(const signer& other) : signer(other.who_, other.region_) {}
+    signer& operator=(const signer&) = delete;
+    ~signer();
 
-// The query (without '?') of a presigned URL for `line`: its own query plus the X-Amz-*
-// parameters, signing the Host header alone, valid `expires` from `now` (S3 takes 1 s to 7 days).
-std::string presign_query(const request_line& line, const credentials& who, std::string_view region,
-                          std::chrono::system_clock::time_point now, std::chrono::seconds expires);
+    // The headers to add to a request whose other signed headers are `headers` (any case; Host is
+    // added from `line`): x-amz-date, x-amz-content-sha256 (`payload_sha256`), x-amz-security-token
+    // when the credentials have one, and Authorization. Names in lower case.
+    name_value_list sign_headers(const request_line& line, const name_value_list& headers,
+                                 std::string_view payload_sha256, std::chrono::system_clock::time_point now) const;
+
+    // The query (without '?') of a presigned URL for `line`: its own query plus the X-Amz-*
+    // parameters, signing the Host header alone, valid `expires` from `now` (S3 takes 1 s to 7 days).
+    std::string presign_query(const request_line& line, std::chrono::system_clock::time_point now,
+                              std::chrono::seconds expires) const;
+
+    const credentials& who() const noexcept { return who_; }
+    const std::string& region() const noexcept { return region_; }
+
+private:
+    // The signing key of `date` (YYYYMMDD).
+    std::shared_ptr<const crypto::hmac_sha256_key> key_of(std::string_view date) const;
+    std::string signature(std::string_view date_time, std::string_view scope, std::string_view canonical) const;
+
+    credentials who_;
+    std::string region_;
+    mutable std::mutex mutex_;  // guards the two below: the last day asked for and its key
+    mutable std::string latest_date_;
+    mutable std::shared_ptr<const crypto::hmac_sha256_key> latest_key_;
+};
 
 }  // namespace wheelhouse::s3

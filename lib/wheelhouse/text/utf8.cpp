@@ -1,5 +1,7 @@
 #include "wheelhouse/text/utf8.hpp"
 
+#include <algorithm>
+
 #include "wheelhouse/text/hex.hpp"
 
 namespace wheelhouse::text {
@@ -89,12 +91,14 @@ std::string replace_invalid_utf8(std::string_view bytes) {
     out.reserve(bytes.size());
     std::size_t i = 0;
     while (i < bytes.size()) {
-        const auto byte = static_cast<unsigned char>(bytes[i]);
-        if (byte < 0x80) {
-            out += bytes[i++];
-            continue;
-        }
-        const lead_byte lead = classify(byte);
+        // A run of ASCII (most text, often all of it) is copied whole.
+        const auto ascii_end = std::find_if(bytes.begin() + static_cast<std::ptrdiff_t>(i), bytes.end(),
+                                            [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+        const auto run = static_cast<std::size_t>(ascii_end - bytes.begin()) - i;
+        out.append(bytes.substr(i, run));
+        i += run;
+        if (i == bytes.size()) break;
+        const lead_byte lead = classify(static_cast<unsigned char>(bytes[i]));
         if (lead.length == 0) {
             out += replacement;  // a continuation byte without its lead, or a byte UTF-8 never uses
             ++i;

@@ -1,5 +1,8 @@
 #include "wheelhouse/app/download_answer.hpp"
 
+#include <algorithm>
+
+#include "wheelhouse/text/utf8.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -94,11 +97,20 @@ http::response<http::empty_body> download_answer::head(bool partial) const {
 
 transport::outgoing_response redirect_download(const http::request_header<>& request, const std::string& url,
                                                bool private_index, std::chrono::seconds max_age) {
-    http::fields headers;
-    headers.set(http::field::location, url);
-    headers.set(http::field::cache_control,
-                "max-age=" + std::to_string(max_age.count()) + (private_index ? ", private" : ", public"));
-    return transport::make_text_response(request, http::status::found, "the file is at " + url, std::move(headers));
+    // Written into the head as it is: a control character would end the field (or the head).
+    if (std::any_of(url.begin(), url.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+        return transport::make_text_response(request, http::status::internal_server_error,
+                                             "the catalog names a download URL with control characters; the "
+                                             "administrator has to re-register the file");
+    }
+    const std::string cache_control =
+        "max-age=" + std::to_string(max_age.count()) + (private_index ? ", private" : ", public");
+    const transport::header_field fields[] = {{http::field::content_type, "text/plain; charset=utf-8"},
+                                              {http::field::location, url},
+                                              {http::field::cache_control, cache_control}};
+    // Past Beast's serializer, as a cached page: the redirect to a bucket is as hot a path.
+    auto body = std::make_shared<const std::string>("302 Found: the file is at " + text::replace_invalid_utf8(url) + "\n");
+    return transport::make_prepared_response(request, http::status::found, fields, std::move(body));
 }
 
 }  // namespace wheelhouse::app

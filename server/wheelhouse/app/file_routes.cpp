@@ -71,13 +71,15 @@ std::optional<transport::outgoing_response> send_owned(const route_context& cont
                                  file.upload_time_ms / 1000);
     if (auto done = answer.without_body()) return std::move(*done);
     const auto lifetime = context.settings.bucket_url_lifetime;
-    catalog::file_record in_bucket = file;
-    in_bucket.remote_url = bucket->download_url(file.sha256, lifetime);
-    in_bucket.fetch_url.reset();
+    auto url = bucket->download_url(file.sha256, lifetime);
     if (context.bucket_client == nullptr) {
-        // Kept by caches for half its life, so no client is sent to a URL about to expire.
-        return redirect_download(request, *in_bucket.remote_url, context.settings.private_index, lifetime / 2);
+        // Sent with 90% of its life or more left and kept by caches for half of it, so no client
+        // is sent to a URL about to expire.
+        return redirect_download(request, url, context.settings.private_index, lifetime / 2);
     }
+    catalog::file_record in_bucket = file;
+    in_bucket.remote_url = std::move(url);
+    in_bucket.fetch_url.reset();
     in_bucket.mode = catalog::download_mode::proxy;
     return context.remote_files->serve(request, in_bucket, respond,
                                        {.client = context.bucket_client, .kept = {}, .own_store = true});

@@ -91,7 +91,7 @@ int check_probe(s3::object_client& client, const probe_file& probe, const std::s
     passed((*stored)->sha256.empty() ? "its size reads back (the store keeps no x-amz-meta-sha256)"
                                      : "its size and recorded sha256 read back");
     const std::string range = "bytes=0-" + std::to_string(probe.head.size() - 1);
-    auto served = client.get_url(client.presigned_get(key, std::chrono::minutes(5)), head_bytes + 1, range);
+    auto served = client.get_url(client.presigned_get(key, std::chrono::minutes(5), std::chrono::system_clock::now()), head_bytes + 1, range);
     if (!served) return fail("downloading it by a presigned URL", served.error());
     if (*served != probe.head)
         return fail("downloading it by a presigned URL", make_error(error_kind::upstream, "other bytes came back"));

@@ -225,7 +225,7 @@ const std::vector<setting>& table() {
                 "Downloads of files in the bucket: redirect (302 to a presigned URL; default) or proxy (streamed "
                 "through the index, for a bucket only it can reach)", bucket_download_mode),
         declare(bucket, "s3-url-lifetime", &settings::s3_url_lifetime,
-                "Seconds a presigned download URL works (default 300; 60 to 604800)", presigned_lifetime),
+                "Seconds a presigned download URL works (default 300; 60 to 604800); each is reused for a tenth of it", presigned_lifetime),
     };
     return rows;
 }

@@ -1,5 +1,7 @@
 #include "wheelhouse/s3/bucket_blobs.hpp"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/storage/blob_path.hpp"
@@ -101,7 +103,27 @@ result<void> bucket_blobs::list(const std::function<result<void>(std::string_vie
 }
 
 std::string bucket_blobs::download_url(std::string_view sha256, std::chrono::seconds expires) const {
-    return client_->presigned_get(key_of(sha256), expires);
+    using namespace std::chrono;
+    const auto window = std::max<seconds::rep>(1, expires.count() / 10);
+    const auto now = duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
+    const system_clock::time_point signed_at{seconds(now - now % window)};
+    std::string name(sha256);
+    {
+        const std::lock_guard lock(urls_mutex_);
+        if (urls_signed_at_ == signed_at && urls_expire_ == expires) {
+            if (const auto kept = urls_.find(name); kept != urls_.end()) return kept->second;
+        }
+    }
+    std::string url = client_->presigned_get(key_of(sha256), expires, signed_at);
+    const std::lock_guard lock(urls_mutex_);
+    if (signed_at > urls_signed_at_ || urls_expire_ != expires || urls_.size() >= urls_kept) {
+        urls_.clear();
+        urls_signed_at_ = signed_at;
+        urls_expire_ = expires;
+    }
+    // A thread that read the clock before the window turned keeps its URL to itself.
+    if (signed_at == urls_signed_at_) urls_.emplace(std::move(name), url);
+    return url;
 }
 
 }  // namespace wheelhouse::s3

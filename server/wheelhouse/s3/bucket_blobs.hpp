@@ -11,7 +11,11 @@
 // Thread safety: as object_client, any number of threads at once.
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "wheelhouse/metrics/server_metrics.hpp"
 #include "wheelhouse/s3/object_client.hpp"
@@ -32,6 +36,8 @@ public:
                                           const std::filesystem::path& target, unsigned mode) override;
     result<void> remove(std::string_view sha256) override;
     result<void> list(const std::function<result<void>(std::string_view sha256, std::uint64_t size)>& each) override;
+    // Signed at the start of the current tenth of `expires` and kept until its end, so the
+    // URL a client gets works for 90 to 100% of `expires` and costs a map lookup, not a signature.
     std::string download_url(std::string_view sha256, std::chrono::seconds expires) const override;
 
     object_client& client() noexcept { return *client_; }
@@ -55,6 +61,14 @@ private:
     metrics::server_metrics* metrics_;
     bool answers_clients_ = false;
     std::atomic<std::int64_t> resting_until_ms_{0};  // steady clock; 0: the store is asked
+
+    // The URLs download_url signed in the current window, by sha256; at most urls_kept of
+    // them, so a walk over every file in the index holds a few MiB at most.
+    static constexpr std::size_t urls_kept = 4096;
+    mutable std::mutex urls_mutex_;
+    mutable std::chrono::system_clock::time_point urls_signed_at_;
+    mutable std::chrono::seconds urls_expire_{0};
+    mutable std::unordered_map<std::string, std::string> urls_;
 };
 
 }  // namespace wheelhouse::s3

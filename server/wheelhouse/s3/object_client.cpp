@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/crypto/hmac.hpp"
 #include "wheelhouse/remote/tls_context.hpp"
 #include "wheelhouse/transport/net.hpp"
 
@@ -149,6 +150,7 @@ struct object_client::impl {
     bucket_settings settings;
     endpoint_parts where;
     std::unique_ptr<ssl::context> tls;
+    std::unique_ptr<const signer> signs;  // settings.who in settings.region
 
     // One request on a new connection: the answer's status, headers and body (≤ max_body).
     template <typename Body>
@@ -256,8 +258,7 @@ struct object_client::impl {
         request.set(http::field::host, where.host_header);
         request.set(http::field::user_agent, "wheelhouse");
         for (const auto& [name, value] : extra) request.set(name, value);
-        for (const auto& [name, value] : sign_headers(line, extra, payload_sha256, settings.who, settings.region,
-                                                      std::chrono::system_clock::now()))
+        for (const auto& [name, value] : signs->sign_headers(line, extra, payload_sha256, std::chrono::system_clock::now()))
             request.set(name, value);
         request.prepare_payload();
     }
@@ -587,6 +588,8 @@ result<std::unique_ptr<object_client>> object_client::create(bucket_settings set
     if (!std::all_of(settings.region.begin(), settings.region.end(),
                      [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }))
         return invalid("s3-region takes a-z, 0-9 and '-' only, as eu-west-3 or us-east-1");
+    if (!crypto::hmac_sha256_available())
+        return make_error(error_kind::internal, "OpenSSL's configuration lacks HMAC-SHA256, which S3 signatures need");
     auto state = std::make_unique<impl>();
     // Made for an http endpoint too: a presigned URL may be https.
     auto context = remote::make_tls_client_context(settings.ca_bundle);
@@ -596,6 +599,7 @@ result<std::unique_ptr<object_client>> object_client::create(bucket_settings set
     }
     state->tls = std::move(*context);
     state->settings = std::move(settings);
+    state->signs = std::make_unique<const signer>(state->settings.who, state->settings.region);
     // One spelling of one endpoint (no trailing '/', no default port): DATA/bucket compares it.
     state->settings.endpoint = std::string(where->tls ? "https://" : "http://") + where->host_header;
     state->where = std::move(*where);
@@ -760,12 +764,12 @@ result<void> object_client::abort_uploads(std::string_view key) {
     return {};
 }
 
-std::string object_client::presigned_get(std::string_view key, std::chrono::seconds expires) const {
+std::string object_client::presigned_get(std::string_view key, std::chrono::seconds expires,
+                                        std::chrono::system_clock::time_point signed_at) const {
     const std::string path = impl_->bucket_path(key);
     const request_line line{"GET", impl_->where.host_header, path, {}};
     return std::string(impl_->where.tls ? "https://" : "http://") + impl_->where.host_header + uri_encode(path, true) +
-           "?" + presign_query(line, impl_->settings.who, impl_->settings.region, std::chrono::system_clock::now(),
-                               expires);
+           "?" + impl_->signs->presign_query(line, signed_at, expires);
 }
 
 result<std::string> object_client::get_url(const std::string& url, std::uint64_t max_bytes, const std::string& range) {

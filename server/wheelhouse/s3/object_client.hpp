@@ -88,8 +88,9 @@ public:
     // Aborts the multipart uploads of `key` begun and never completed (a run killed mid-upload
     // leaves its parts stored, unseen, for good); the first page of 1000 of them.
     result<void> abort_uploads(std::string_view key);
-    // A URL anyone may GET `key` with for `expires` from now, no credentials needed.
-    std::string presigned_get(std::string_view key, std::chrono::seconds expires) const;
+    // A URL anyone may GET `key` with for `expires` from `signed_at`, no credentials needed.
+    std::string presigned_get(std::string_view key, std::chrono::seconds expires,
+                              std::chrono::system_clock::time_point signed_at) const;
     // GET of a URL without signing it (a presigned one), at most `max_bytes`; `range`, when
     // given, is sent as the Range header (a presigned URL signs the host alone).
     result<std::string> get_url(const std::string& url, std::uint64_t max_bytes, const std::string& range = {});
