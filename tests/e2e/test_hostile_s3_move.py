@@ -66,6 +66,12 @@ class MultipartStore:
     def behave(self, store: FakeStore, request, conn) -> bool:
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(request.target).query, keep_blank_values=True)
         segments = request.path.strip("/").split("/", 1)
+        if len(segments) == 1 and request.method == "GET" and "uploads" in query:
+            if "list_uploads" in self.script:
+                return self.script["list_uploads"](self, request, conn)
+            reply(conn, "200 OK", b"<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
+                                  b"</ListMultipartUploadsResult>", {"Content-Type": "application/xml"})
+            return True
         if len(segments) == 1 and request.method == "GET":  # a listing: empty
             body = (b'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>wheels</Name>'
                     b'<KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>')
@@ -901,3 +907,69 @@ def test_a_wheel_of_9_mib_comes_back_out_of_radosgw_by_s3_pull(tmp_path, wheelho
     done = run_with_bucket(wheelhouse_bin, radosgw, bucket_server.prefix, "s3-pull", data, "--leave-bucket")
     assert done.returncode == 0, done.stderr
     assert local_blob(data, hashlib.sha256(wheel.read_bytes()).hexdigest()).read_bytes() == wheel.read_bytes()
+
+
+def test_a_deletion_aborts_every_leftover_upload_of_its_key_past_the_first_page_of_1000(
+        tmp_path, wheelhouse_bin, fake_store):
+    """2500 uploads of the deleted file's key were left behind; a listing names 1000 at most
+    (IsTruncated), so the deletion lists again after each round of aborts until none is left."""
+    pending: list[str] = []
+    listings: list[str] = []
+
+    def list_uploads(store, request, conn) -> bool:
+        prefix = urllib.parse.parse_qs(urllib.parse.urlsplit(request.target).query)["prefix"][0]
+        listings.append(prefix)
+        with store.lock:
+            page = [upload for upload in pending if upload not in store.aborts][:1000]
+            truncated = len(pending) - len(set(store.aborts) & set(pending)) > len(page)
+        body = "<ListMultipartUploadsResult><Bucket>wheels</Bucket>" + "".join(
+            f"<Upload><Key>{prefix}</Key><UploadId>{upload}</UploadId></Upload>" for upload in page
+        ) + f"<IsTruncated>{'true' if truncated else 'false'}</IsTruncated></ListMultipartUploadsResult>"
+        reply(conn, "200 OK", body.encode(), {"Content-Type": "application/xml"})
+        return True
+
+    store = MultipartStore(fake_store, {"list_uploads": list_uploads})
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    admin = make_token(wheelhouse_bin, data, "admin", "--scope", "admin")
+    wheel = build_wheel(tmp_path / "farm", "leftover", "1.0")
+    running = fake_server(data, store)
+    assert curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
+    pending.extend(f"left-{i}" for i in range(2500))
+    status, body = curl("-X", "DELETE", "-u", f"__token__:{admin}", f"{running.url}api/v1/files/{wheel.name}")
+    assert status == 200, body
+    sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert set(store.aborts) == set(pending) and len(store.aborts) == 2500
+    # Three pages with uploads in them, then one that names none.
+    assert listings == [blob_key("mp/", sha256)] * 4, listings[:6]
+    assert running.stop() == 0
+
+
+def test_a_store_that_keeps_listing_an_aborted_upload_stops_the_aborts_after_100_listings(
+        tmp_path, wheelhouse_bin, fake_store):
+    """A lying store names the same upload however often it is aborted: the deletion's aborts end
+    after 100 listings, and the server goes on serving."""
+    listings: list[str] = []
+
+    def list_uploads(store, request, conn) -> bool:
+        prefix = urllib.parse.parse_qs(urllib.parse.urlsplit(request.target).query)["prefix"][0]
+        listings.append(prefix)
+        body = (f"<ListMultipartUploadsResult><Upload><Key>{prefix}</Key><UploadId>undying</UploadId></Upload>"
+                "<IsTruncated>false</IsTruncated></ListMultipartUploadsResult>")
+        reply(conn, "200 OK", body.encode(), {"Content-Type": "application/xml"})
+        return True
+
+    store = MultipartStore(fake_store, {"list_uploads": list_uploads})
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    admin = make_token(wheelhouse_bin, data, "admin", "--scope", "admin")
+    wheel = build_wheel(tmp_path / "farm", "undying", "1.0")
+    running = fake_server(data, store)
+    assert curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
+    status, body = curl("-X", "DELETE", "-u", f"__token__:{admin}", f"{running.url}api/v1/files/{wheel.name}")
+    assert status == 200 and '"blob_removed":true' in body, body  # the object itself is gone
+    assert len(listings) == 100 and store.aborts == ["undying"] * 100, (len(listings), len(store.aborts))
+    assert "/simple/undying/" not in running.get("/simple/").read().decode()
+    assert running.stop() == 0

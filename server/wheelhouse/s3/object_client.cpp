@@ -745,23 +745,33 @@ result<void> object_client::remove(std::string_view key) {
     return {};
 }
 
+// A listing answers at most 1000 uploads; the aborted ones leave it, so it is asked again until
+// it names none of `key`'s. Bounded, for a store that keeps listing what it has aborted.
 result<void> object_client::abort_uploads(std::string_view key) {
-    auto answer = impl_->signed_call(http::verb::get, "/" + impl_->settings.bucket,
-                                     {{"uploads", ""}, {"prefix", std::string(key)}}, http::request<http::empty_body>{},
-                                     empty_sha256, 4u << 20);
-    if (!answer) return answer.error();
-    if (!ok(*answer)) return refusal(*answer, "the listing of the uploads of " + std::string(key));
-    auto open = open_uploads_of(answer->body());
-    if (!open) return make_error(error_kind::upstream, "the object store's listing of uploads: " + open.error().message);
-    for (const auto& upload : *open) {
-        if (upload.key != key) continue;  // the prefix of a longer key (a .metadata never goes up in parts)
-        auto aborted = impl_->signed_call(http::verb::delete_, impl_->bucket_path(key), {{"uploadId", upload.upload_id}},
-                                          http::request<http::empty_body>{}, empty_sha256);
-        if (!aborted) return aborted.error();
-        if (!ok(*aborted) && aborted->result_int() != 404)
-            return refusal(*aborted, "the abort of an upload of " + std::string(key));
+    constexpr int most_listings = 100;
+    for (int listing = 0; listing < most_listings; ++listing) {
+        auto answer = impl_->signed_call(http::verb::get, "/" + impl_->settings.bucket,
+                                         {{"uploads", ""}, {"prefix", std::string(key)}},
+                                         http::request<http::empty_body>{}, empty_sha256, 4u << 20);
+        if (!answer) return answer.error();
+        if (!ok(*answer)) return refusal(*answer, "the listing of the uploads of " + std::string(key));
+        auto open = open_uploads_of(answer->body());
+        if (!open) return make_error(error_kind::upstream, "the object store's listing of uploads: " + open.error().message);
+        bool aborted_any = false;
+        for (const auto& upload : *open) {
+            if (upload.key != key) continue;  // the prefix of a longer key (a .metadata never goes up in parts)
+            auto aborted = impl_->signed_call(http::verb::delete_, impl_->bucket_path(key),
+                                              {{"uploadId", upload.upload_id}}, http::request<http::empty_body>{},
+                                              empty_sha256);
+            if (!aborted) return aborted.error();
+            if (!ok(*aborted) && aborted->result_int() != 404)
+                return refusal(*aborted, "the abort of an upload of " + std::string(key));
+            aborted_any = true;
+        }
+        if (!aborted_any) return {};
     }
-    return {};
+    return make_error(error_kind::upstream, "the object store still lists uploads of " + std::string(key) +
+                                                " after " + std::to_string(most_listings) + " rounds of aborts");
 }
 
 std::string object_client::presigned_get(std::string_view key, std::chrono::seconds expires,

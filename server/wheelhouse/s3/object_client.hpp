@@ -86,7 +86,7 @@ public:
     // DELETE; an absent object is not an error (S3 answers 204 either way).
     result<void> remove(std::string_view key);
     // Aborts the multipart uploads of `key` begun and never completed (a run killed mid-upload
-    // leaves its parts stored, unseen, for good); the first page of 1000 of them.
+    // leaves its parts stored, unseen, for good), every page of them.
     result<void> abort_uploads(std::string_view key);
     // A URL anyone may GET `key` with for `expires` from `signed_at`, no credentials needed.
     std::string presigned_get(std::string_view key, std::chrono::seconds expires,
