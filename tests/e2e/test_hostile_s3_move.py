@@ -909,6 +909,21 @@ def test_a_wheel_of_9_mib_comes_back_out_of_radosgw_by_s3_pull(tmp_path, wheelho
     assert local_blob(data, hashlib.sha256(wheel.read_bytes()).hexdigest()).read_bytes() == wheel.read_bytes()
 
 
+def upload_then_delete(tmp_path, wheelhouse_bin, store: MultipartStore, name: str, before_delete=lambda: None):
+    """A wheel uploaded to a server on `store`, then deleted by an admin: the server, the wheel,
+    and the deletion's status and body."""
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    admin = make_token(wheelhouse_bin, data, "admin", "--scope", "admin")
+    wheel = build_wheel(tmp_path / "farm", name, "1.0")
+    running = fake_server(data, store)
+    assert curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
+    before_delete()
+    status, body = curl("-X", "DELETE", "-u", f"__token__:{admin}", f"{running.url}api/v1/files/{wheel.name}")
+    return running, wheel, status, body
+
+
 def test_a_deletion_aborts_every_leftover_upload_of_its_key_past_the_first_page_of_1000(
         tmp_path, wheelhouse_bin, fake_store):
     """2500 uploads of the deleted file's key were left behind; a listing names 1000 at most
@@ -929,15 +944,8 @@ def test_a_deletion_aborts_every_leftover_upload_of_its_key_past_the_first_page_
         return True
 
     store = MultipartStore(fake_store, {"list_uploads": list_uploads})
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    admin = make_token(wheelhouse_bin, data, "admin", "--scope", "admin")
-    wheel = build_wheel(tmp_path / "farm", "leftover", "1.0")
-    running = fake_server(data, store)
-    assert curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
-    pending.extend(f"left-{i}" for i in range(2500))
-    status, body = curl("-X", "DELETE", "-u", f"__token__:{admin}", f"{running.url}api/v1/files/{wheel.name}")
+    running, wheel, status, body = upload_then_delete(
+        tmp_path, wheelhouse_bin, store, "leftover", lambda: pending.extend(f"left-{i}" for i in range(2500)))
     assert status == 200, body
     sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
     assert set(store.aborts) == set(pending) and len(store.aborts) == 2500
@@ -961,14 +969,7 @@ def test_a_store_that_keeps_listing_an_aborted_upload_stops_the_aborts_after_100
         return True
 
     store = MultipartStore(fake_store, {"list_uploads": list_uploads})
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    admin = make_token(wheelhouse_bin, data, "admin", "--scope", "admin")
-    wheel = build_wheel(tmp_path / "farm", "undying", "1.0")
-    running = fake_server(data, store)
-    assert curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")[0] == 201
-    status, body = curl("-X", "DELETE", "-u", f"__token__:{admin}", f"{running.url}api/v1/files/{wheel.name}")
+    running, _, status, body = upload_then_delete(tmp_path, wheelhouse_bin, store, "undying")
     assert status == 200 and '"blob_removed":true' in body, body  # the object itself is gone
     assert len(listings) == 100 and store.aborts == ["undying"] * 100, (len(listings), len(store.aborts))
     assert "/simple/undying/" not in running.get("/simple/").read().decode()
