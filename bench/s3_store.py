@@ -1,9 +1,11 @@
 """The bucket store (issue 29), on a one-node Ceph radosgw on loopback (deploy/radosgw.sh) sharing
 the box with the server, each figure beside a reference measured in the same run:
 
-1. A 1 GiB wheel uploaded to `wheelhouse serve --s3-endpoint …` (curl -T: spooled, checked,
-   hashed, PUT with its sha256, row committed, 201), beside `s3cmd put` of the same file into the
-   same bucket. Wall time from the first byte sent to the answer; the server's peak RSS.
+1. A 1 GiB wheel uploaded to `wheelhouse serve --s3-endpoint …` two ways: twine's form (curl -F,
+   sha256_digest before the content: the parts go to the bucket as the body arrives) and curl -T
+   (spooled, then put in parts beside the checks), each to its 201 (row committed), beside `s3cmd
+   put` of the same file into the same bucket. Wall time from the first byte sent to the answer;
+   the server's peak RSS (of the PUT run).
 2. The download's 302 to a presigned URL, under wrk, beside nginx answering `return 302` for the
    same path: req/s, p99, CPU per request (the server's or nginx's worker's own).
 3. Small durable uploads (curl -T, 8 at once): wheels/s into the bucket beside the same server
@@ -43,10 +45,27 @@ def token(data: pathlib.Path) -> str:
     return done.stdout.strip()
 
 
-def upload(url: str, secret: str, wheel: pathlib.Path) -> float:
+def twine_digests(wheel: pathlib.Path) -> dict[str, str]:
+    """The three digests twine sends before the content."""
+    hashers = {"md5_digest": hashlib.md5(), "sha256_digest": hashlib.sha256(),
+               "blake2_256_digest": hashlib.blake2b(digest_size=32)}
+    with wheel.open("rb") as file:
+        while block := file.read(8 * MiB):
+            for hasher in hashers.values():
+                hasher.update(block)
+    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
+
+
+def upload(url: str, secret: str, wheel: pathlib.Path, digests: dict[str, str] | None = None) -> float:
+    """curl -T; or, given twine's digests, twine's form (POST /legacy/, the digests before the content)."""
+    how = ["-T", str(wheel), url + "api/v1/files/"]
+    if digests is not None:
+        how = ["-F", ":action=file_upload", "-F", "protocol_version=1",
+               *(flag for name, value in digests.items() for flag in ("-F", f"{name}={value}")),
+               "-F", f"content=@{wheel}", url + "legacy/"]
     started = time.monotonic()
-    done = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-T", str(wheel), "-u",
-                           f"__token__:{secret}", url + "api/v1/files/"], capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-u", f"__token__:{secret}", *how],
+                          capture_output=True, text=True, timeout=1800)
     if done.stdout != "201":
         sys.exit(f"upload of {wheel.name}: {done.stdout} {done.stderr}")
     return time.monotonic() - started
@@ -120,15 +139,21 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
     wheel = big_wheel(work / "big", arguments.size_mib * MiB)
     print(f"1. {arguments.size_mib} MiB: wheelhouse upload into the bucket vs s3cmd put, its default multipart "
           "and one PUT (wall s, RSS MiB)")
+    digests = twine_digests(wheel)
     for run in range(arguments.runs):
-        data = work / f"big-data-{run}"
-        data.mkdir()
-        secret = token(data)
-        server = bucket_server(data, f"big{run}/")
-        before = proc_status(server.process.pid)["VmHWM"] / 1024
-        ours = upload(server.url, secret, wheel)
-        peak = proc_status(server.process.pid)["VmHWM"] / 1024
-        server.stop()
+        ours, peaks = {}, {}
+        for mode, tag, declared in (("twine's form", "form", digests), ("curl -T", "put", None)):
+            data = work / f"big-data-{run}-{tag}"
+            data.mkdir()
+            secret = token(data)
+            server = bucket_server(data, f"big{run}{tag}/")
+            before = proc_status(server.process.pid)["VmHWM"] / 1024
+            ours[mode] = upload(server.url, secret, wheel, declared)
+            peaks[mode] = f"{proc_status(server.process.pid)['VmHWM'] / 1024:.0f} (before {before:.0f})"
+            server.stop()
+            subprocess.run([*s3cmd, "del", "--recursive", "--force", f"s3://bench/big{run}{tag}/"],
+                           capture_output=True, timeout=600)
+            shutil.rmtree(data)
         theirs = {}
         for mode, flags in (("parts", []), ("one PUT", ["--disable-multipart"])):
             started = time.monotonic()
@@ -136,13 +161,12 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
                            check=True, capture_output=True, timeout=1800)
             theirs[mode] = time.monotonic() - started
             subprocess.run([*s3cmd, "del", f"s3://bench/s3cmd{run}.whl"], capture_output=True, timeout=600)
-        subprocess.run([*s3cmd, "del", "--recursive", "--force", f"s3://bench/big{run}/"], capture_output=True,
-                       timeout=600)
-        shutil.rmtree(data)
         best = min(theirs.values())
-        print(f"   run {run + 1}: wheelhouse {ours:.2f} s ({arguments.size_mib / ours:.0f} MiB/s), s3cmd "
-              + ", ".join(f"{mode} {took:.2f} s" for mode, took in theirs.items())
-              + f"; ratio to s3cmd's faster {best / ours:.2f}x; server RSS peak {peak:.0f} MiB (before {before:.0f})")
+        print(f"   run {run + 1}: wheelhouse " + ", ".join(
+            f"{mode} {took:.2f} s ({arguments.size_mib / took:.0f} MiB/s, {best / took:.2f}x s3cmd's faster)"
+            for mode, took in ours.items())
+            + "; s3cmd " + ", ".join(f"{mode} {took:.2f} s" for mode, took in theirs.items())
+            + "; server RSS peak MiB " + ", ".join(f"{mode} {peak}" for mode, peak in peaks.items()))
 
 
 def redirect(arguments, work: pathlib.Path, bucket_server) -> None:

@@ -1,7 +1,7 @@
 """Hostile tests for moving wheels into and out of an S3 bucket (issue 29, second half):
 
-* multipart uploads of files over 16 MiB (object_client::put_in_parts / send_parts / send_part /
-  complete), against a scripted fake store that lies: an UploadId that is a query string, a part
+* multipart uploads of files over 16 MiB (s3::part_upload and object_client::begin_parts /
+  put_part / complete_parts), against a scripted fake store that lies: an UploadId that is a query string, a part
   answered without an ETag, ETags with XML metacharacters, a completion answered 200 with an
   <Error> or with nothing at all, a store that stops reading halfway through a part; and against the
   real radosgw, a server killed with -9 in the middle of one;
@@ -35,7 +35,7 @@ from server_process import ServerProcess
 from test_hostile_s3 import SECRET, FakeStore, environment, fake_store, reply  # noqa: F401
 from test_s3_check import radosgw, s3cmd  # noqa: F401  (the module's radosgw fixture)
 from test_s3_store import (answer, blob_key, bucket_environment, bucket_flags, bucket_keys,  # noqa: F401
-                           bucket_server, catalog_rows, in_progress_uploads, run_with_bucket)
+                           bucket_server, catalog_rows, in_progress_uploads, run_with_bucket, FormUpload)
 from test_uploads import curl, make_token
 from wheelbuilder import build_wheel
 
@@ -973,4 +973,61 @@ def test_a_store_that_keeps_listing_an_aborted_upload_stops_the_aborts_after_100
     assert status == 200 and '"blob_removed":true' in body, body  # the object itself is gone
     assert len(listings) == 100 and store.aborts == ["undying"] * 100, (len(listings), len(store.aborts))
     assert "/simple/undying/" not in running.get("/simple/").read().decode()
+    assert running.stop() == 0
+
+
+def wait_until(condition, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def form_upload_to_fake(tmp_path, wheelhouse_bin, store: MultipartStore, wheel: pathlib.Path):
+    """twine's request, sha256_digest first: the parts go to the store while the body arrives."""
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    running = fake_server(data, store)
+    status, body = FormUpload(running, token, wheel, hashlib.sha256(wheel.read_bytes()).hexdigest()).finish()
+    return data, running, status, body
+
+
+@pytest.mark.parametrize("failure", ["refused", "silent"])
+def test_a_store_that_fails_a_part_while_the_body_arrives_gets_503_and_the_upload_aborted(
+        tmp_path, wheelhouse_bin, fake_store, big_wheel, failure):
+    """The second part is refused with a 500, or never answered (s3-timeout 3 s): the client hears
+    503 once its body is in, the upload is aborted, and nothing is left in the folder."""
+    def part(store, request, conn):
+        number = int(urllib.parse.parse_qs(urllib.parse.urlsplit(request.target).query)["partNumber"][0])
+        if number != 2:
+            with store.lock:
+                store.parts[number] = request.body
+            reply(conn, "200 OK", headers={"ETag": f'"etag-{number}"'})
+        elif failure == "refused":
+            reply(conn, "500 Internal Server Error", b"<Error><Code>InternalError</Code></Error>")
+        else:
+            time.sleep(8)
+        return True
+
+    store = MultipartStore(fake_store, script={"part": part})
+    data, running, status, body = form_upload_to_fake(tmp_path, wheelhouse_bin, store, big_wheel)
+    assert status == 503, body
+    assert store.completions == []
+    assert wait_until(lambda: store.aborts == ["upload-1"]), store.aborts
+    assert wait_until(lambda: os.listdir(data / "tmp") == []), os.listdir(data / "tmp")
+    assert catalog_rows(data) == {}
+    assert running.stop() == 0
+
+
+def test_a_completion_refused_after_the_parts_went_while_the_body_arrived_leaves_no_row(
+        tmp_path, wheelhouse_bin, fake_store, big_wheel):
+    store = MultipartStore(fake_store, script={
+        "complete": lambda store, request, conn: reply(conn, "200 OK", b"<Error><Code>InternalError</Code></Error>")
+        or True})
+    data, running, status, body = form_upload_to_fake(tmp_path, wheelhouse_bin, store, big_wheel)
+    assert status == 503, body
+    assert len(store.initiations) == 1 and len(store.completions) == 1
+    assert wait_until(lambda: store.aborts == ["upload-1"]), store.aborts
+    assert catalog_rows(data) == {}
     assert running.stop() == 0

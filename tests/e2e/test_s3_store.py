@@ -222,6 +222,105 @@ def test_a_large_upload_goes_up_in_parts_and_reads_back_byte_for_byte(
     assert status == 206 and piece == wheel.read_bytes()[start:start + 200]
 
 
+class FormUpload:
+    """twine's request (POST /legacy/, sha256_digest before content) over a raw socket, sent in
+    pieces the test paces: send(n) sends the next n bytes of the file, finish() the rest and
+    reads the answer, close() hangs up."""
+
+    boundary = "wheelhouse-test-boundary"
+
+    def __init__(self, running: ServerProcess, token: str, wheel: pathlib.Path, declared_sha256: str,
+                 name: str | None = None):
+        import base64
+        import socket
+        self.content = wheel.read_bytes()
+        fields = [(":action", "file_upload"), ("protocol_version", "1"), ("sha256_digest", declared_sha256)]
+        head = "".join(f"--{self.boundary}\r\nContent-Disposition: form-data; name=\"{field}\"\r\n\r\n{value}\r\n"
+                       for field, value in fields)
+        head += (f"--{self.boundary}\r\nContent-Disposition: form-data; name=\"content\"; "
+                 f"filename=\"{name or wheel.name}\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+        tail = f"\r\n--{self.boundary}--\r\n".encode()
+        self.tail = tail
+        length = len(head) + len(self.content) + len(tail)
+        credentials = base64.b64encode(f"__token__:{token}".encode()).decode()
+        host, port = running.url.removeprefix("http://").rstrip("/").split(":")
+        self.socket = socket.create_connection((host, int(port)), timeout=120)
+        self.socket.sendall((f"POST /legacy/ HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                             f"Authorization: Basic {credentials}\r\n"
+                             f"Content-Type: multipart/form-data; boundary={self.boundary}\r\n"
+                             f"Content-Length: {length}\r\nConnection: close\r\n\r\n{head}").encode())
+        self.sent = 0
+
+    def send(self, count: int) -> None:
+        self.socket.sendall(self.content[self.sent:self.sent + count])
+        self.sent += count
+
+    def finish(self) -> tuple[int, str]:
+        self.send(len(self.content) - self.sent)
+        self.socket.sendall(self.tail)
+        answer_bytes = b""
+        while chunk := self.socket.recv(65536):
+            answer_bytes += chunk
+        self.socket.close()
+        status_line, _, rest = answer_bytes.decode(errors="replace").partition("\r\n")
+        return int(status_line.split()[1]), rest
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def uploaded_parts(env: dict[str, str], key: str) -> int:
+    """Parts the store holds of the one upload of `key` in progress (0 without one)."""
+    listed = s3cmd(env, "multipart", f"s3://wheels/{key}")
+    assert listed.returncode == 0, listed.stderr
+    rows = [line.split("\t") for line in listed.stdout.splitlines()]  # Initiated, Path, Id
+    ids = [row[2] for row in rows if len(row) == 3 and row[1] == f"s3://wheels/{key}"]
+    if len(ids) != 1:
+        return 0
+    parts = s3cmd(env, "listmp", f"s3://wheels/{key}", ids[0])
+    assert parts.returncode == 0, parts.stderr
+    # LastModified, PartNumber, ETag, Size
+    return sum(1 for line in parts.stdout.splitlines() if line.split("\t")[1:2] and line.split("\t")[1].isdigit())
+
+
+def test_a_large_upload_whose_sha256_comes_first_goes_to_the_bucket_while_it_arrives(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    """twine sends sha256_digest before the content: from 16 MiB on, the parts go to the bucket as
+    the body arrives, so the store holds them before the client has sent the rest, and the 201
+    comes soon after the last byte. twine itself gets the same path."""
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    running = bucket_server(data)
+    wheel = build_wheel(tmp_path / "farm", "arriving", "1.0", files={"arriving/blob.bin": os.urandom(41 << 20)})
+    sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    key = blob_key(bucket_server.prefix, sha256)
+
+    sending = FormUpload(running, token, wheel, sha256)
+    sending.send(30 << 20)  # three whole parts of 8 MiB, and the client pauses
+    deadline = time.monotonic() + 30
+    while uploaded_parts(radosgw, key) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert uploaded_parts(radosgw, key) == 3, running.stderr()  # in the store before the rest is sent
+    assert key not in bucket_keys(radosgw, bucket_server.prefix)  # but no object before it is whole
+    status, said = sending.finish()
+    assert status == 201, said
+    assert object_bytes(radosgw, key, tmp_path) == wheel.read_bytes()
+    info = s3cmd(radosgw, "info", f"s3://wheels/{key}")
+    assert f"x-amz-meta-sha256: {sha256}" in info.stdout, info.stdout
+    assert re.search(r"MD5 sum:\s+\S+-6\b", info.stdout), info.stdout  # 5 parts of 8 MiB and the rest
+    assert in_progress_uploads(radosgw, bucket_server.prefix) == []
+    assert catalog_rows(data) == {wheel.name: sha256}
+    assert [name for name in os.listdir(data / "tmp")] == []
+
+    second = build_wheel(tmp_path / "farm", "arriving", "1.1", files={"arriving/blob.bin": os.urandom(20 << 20)})
+    uploaded = twine(running.url, token, second)
+    assert uploaded.returncode == 0, uploaded.stdout + uploaded.stderr
+    second_sha256 = hashlib.sha256(second.read_bytes()).hexdigest()
+    assert object_bytes(radosgw, blob_key(bucket_server.prefix, second_sha256), tmp_path) == second.read_bytes()
+    assert in_progress_uploads(radosgw, bucket_server.prefix) == []
+
+
 def test_range_through_the_redirect_and_through_the_proxy(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
     data = tmp_path / "data"
     data.mkdir()

@@ -96,7 +96,7 @@ result<void> check_expected(const expected_digests& expected, const file_digests
         return damaged("sha256_digest", *expected.sha256, actual.sha256);
     }
     for (const auto& [field, sent, computed] : others) {
-        if (*sent && to_lower(**sent) != **computed) return damaged(field, **sent, **computed);
+        if (*sent && *computed && to_lower(**sent) != **computed) return damaged(field, **sent, **computed);
     }
     return {};
 }
@@ -134,7 +134,9 @@ result<void> check_takes_files(catalog::catalog& catalog, const std::string& pro
 }
 
 // The spool's digests: what was computed as the bytes arrived, plus a pass over the file only
-// for digests the client sent that were not (twine's blake2_256 and md5).
+// for digests the client sent that were not (twine's blake2_256 and md5), and only without a
+// sha256_digest: beside the sha256 checked against what arrived, the weaker two prove nothing
+// more of the bytes, and a second pass over a 1 GiB file for them costs seconds.
 result<file_digests> spool_digests(const std::filesystem::path& path, const ingest_options& options) {
     if (!options.received) return hash_file(path, options.expected, options.max_file_size);
     if (options.received->size > options.max_file_size) {
@@ -142,7 +144,7 @@ result<file_digests> spool_digests(const std::filesystem::path& path, const inge
                                                      std::to_string(options.max_file_size) + " bytes");
     }
     file_digests digests;
-    if (options.expected.blake2_256 || options.expected.md5) {
+    if (!options.expected.sha256 && (options.expected.blake2_256 || options.expected.md5)) {
         auto others = hash_file(path, options.expected, options.max_file_size, false);
         if (!others) return others.error();
         digests = std::move(*others);
@@ -208,13 +210,15 @@ struct ingester::pending_add {
     std::string metadata;       // for PEP 658, and to put it again should it vanish
     storage::spool_file spool;  // the wheel's bytes (none for a remote file), likewise
     storage::spool_file claim;  // held until the row is committed or the blob released
+    std::unique_ptr<storage::growing_put> growing;  // the blob, on its way while the spool arrived
     bool put_by_us = false;     // this ingest put the blob or its METADATA in place
     std::function<result<void>(sqlite::connection&)> in_same_commit;
     std::optional<catalog::add_result> added;  // set by the write, on the commit queue's thread
 
     // Once the outcome is settled, before it is told: an answered upload has left nothing in tmp/.
     void drop_files() noexcept {
-        claim.remove();  // first: it may be a name of the spool, locked by the spool's lock
+        growing.reset();  // abandoned: its parts are thrown away
+        claim.remove();   // first: it may be a name of the spool, locked by the spool's lock
         spool.remove();
     }
 };
@@ -227,14 +231,20 @@ result<ingest_result> ingester::ingest_spool(storage::spool_file spool, std::str
 void ingester::ingest_spool(storage::spool_file spool, std::string_view filename, const ingest_options& options,
                             ingest_completion done) {
     const auto arriving = commits_.expect();
+    // A blob put while the spool arrived: abandoned with its claim, before the spool goes.
+    storage::early_blob early = options.early_blob ? std::move(*options.early_blob) : storage::early_blob{};
+    auto drop_spool = [&] {
+        early = {};
+        spool.remove();
+    };
     // Whatever the outcome, the spool is gone before `done` hears it.
     auto refuse = [&](const error& failure) {
-        spool.remove();
+        drop_spool();
         done(about(filename, failure));
     };
     auto name = distribution::parse_archive_name(filename);
     if (!name) {  // its detail names the file already
-        spool.remove();
+        drop_spool();
         return done(name.error());
     }
 
@@ -246,7 +256,7 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
     auto existing = catalog_.find_file(filename);
     if (!existing) return refuse(existing.error());
     if (*existing) {
-        spool.remove();
+        drop_spool();
         if ((*existing)->sha256 != digests->sha256) {
             return done(conflict_error(filename, (*existing)->sha256, digests->sha256));
         }
@@ -258,13 +268,20 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
     auto pending = std::make_shared<pending_add>();
     pending->spool = std::move(spool);
     pending->row.file.sha256 = digests->sha256;
-    // With a bucket, a large file's PUT (seconds) goes out beside its validation: no row names
-    // the object before the commit, and a refusal takes it back out, as a failed commit does.
+    // Its sha256 checked above, a blob that went to the bucket as it arrived is finished once the
+    // file is valid. Else, with a bucket, a large file's PUT (seconds) goes out beside its
+    // validation: no row names the object before the commit, and a refusal takes it back out, as a
+    // failed commit does.
     std::future<result<void>> early_put;
-    if (store_.bucket() != nullptr && digests->size >= put_beside_validation)
+    if (early.put) {
+        pending->claim = std::move(early.claim);
+        pending->growing = std::move(early.put);
+    } else if (store_.bucket() != nullptr && digests->size >= put_beside_validation) {
         early_put = std::async(std::launch::async, [this, pending] { return put_bytes(*pending); });
+    }
     auto validated = validate(*name, pending->spool.path(), *digests, options);
     auto put = early_put.valid() ? early_put.get() : result<void>{};
+    if (validated && pending->growing) put = finish_growing(*pending);
     const auto refuse_pending = [&](const error& failure) {
         if (put && pending->put_by_us) release_or_leave_claim(digests->sha256, pending->claim);
         pending->drop_files();
@@ -315,6 +332,15 @@ result<void> ingester::put_bytes(pending_add& pending) {
     if (!blob && pending.put_by_us) release_or_leave_claim(sha256, pending.claim);  // ours: take it back out
     if (!blob) return blob.error();
     return {};
+}
+
+result<void> ingester::finish_growing(pending_add& pending) {
+    auto finished = pending.growing->finish();
+    // A completion the store finishes after we gave up leaves an object: count it ours.
+    pending.put_by_us = finished || pending.growing->may_exist();
+    pending.growing.reset();
+    if (!finished && pending.put_by_us) release_or_leave_claim(pending.row.file.sha256, pending.claim);
+    return finished;
 }
 
 result<void> ingester::put_files(pending_add& pending) {

@@ -56,6 +56,9 @@ struct ingest_options {
     archive_limits limits;
     std::uint64_t max_file_size = 16ULL << 30;
     std::optional<received_digests> received;  // ingest_spool only
+    // The spool's blob, put into the bucket while it arrived (ingest_spool only): completed if the
+    // file is accepted, else abandoned. Taken by the ingest.
+    std::shared_ptr<storage::early_blob> early_blob;
     // The project the upload form named beside the file (twine sends METADATA's Name). Checked
     // after the archive, so a wheel whose METADATA names another project is told that first.
     std::optional<std::string> form_project;
@@ -152,6 +155,8 @@ private:
     // (claiming and putting first when that was not done beside the validation). On failure,
     // what this ingest put is taken back out.
     result<void> put_bytes(pending_add& pending);
+    // Completes the blob put while the spool arrived; on failure takes back what it may have put.
+    result<void> finish_growing(pending_add& pending);
     result<void> put_files(pending_add& pending);
     result<void> ensure_in_store(pending_add& pending);
     void submit(std::shared_ptr<pending_add> pending, ingest_completion done);

@@ -251,6 +251,16 @@ result<put_outcome> blob_store::put_owned(std::string_view sha256, const std::fi
     return put_outcome::created;  // content-addressed: putting it again changed nothing but the date
 }
 
+std::optional<early_blob> blob_store::put_owned_as_written(std::string_view sha256, const spool_file& spool,
+                                                          std::uint64_t most_bytes) const {
+    if (!bucket_) return std::nullopt;
+    auto claim = claim_blob(sha256, spool);
+    if (!claim) return std::nullopt;  // the put once whole claims again, and says what failed
+    auto put = bucket_->put_as_written(sha256, spool.path(), most_bytes);
+    if (!put) return std::nullopt;
+    return early_blob{std::move(*claim), std::move(put)};
+}
+
 result<file_digest> blob_store::copy_owned_out(std::string_view sha256, std::uint64_t size,
                                                const std::filesystem::path& target, unsigned mode) const {
     if (!bucket_) return copy_file_hashed(blob_path(sha256), target, mode);

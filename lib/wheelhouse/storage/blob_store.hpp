@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -60,6 +61,14 @@ public:
 private:
     std::filesystem::path path_;
     descriptor lock_;  // open with flock(LOCK_EX) held
+};
+
+// An upload's blob on its way into the bucket while the spool is still written, and the claim
+// taken before its first byte went (a process that dies mid-upload leaves the claim for the sweep,
+// which throws the pieces away). Members in this order: the put goes before the claim.
+struct early_blob {
+    spool_file claim;
+    std::unique_ptr<growing_put> put;
 };
 
 enum class put_outcome {
@@ -132,6 +141,12 @@ public:
     // when there is one (blocking on the network; durable when it returns), else put_blob().
     result<put_outcome> put_owned(std::string_view sha256, const std::filesystem::path& source,
                                   durability when = durability::now) const;
+    // Begins putting `spool`, still being written, into the bucket as the blob `sha256` (a sha256
+    // the client declared, checked when the spool is whole), claimed first. Nullopt without a bucket,
+    // or when the bucket cannot begin now: the caller puts the spool once whole, as before.
+    // Makes no request, so an I/O thread may call it.
+    std::optional<early_blob> put_owned_as_written(std::string_view sha256, const spool_file& spool,
+                                                   std::uint64_t most_bytes) const;
     // Copies those bytes (`size` of them, by the row) into the new file `target`, from the bucket
     // when there is one, else from blobs/; as copy_file_hashed, the digest is of what was written.
     result<file_digest> copy_owned_out(std::string_view sha256, std::uint64_t size, const std::filesystem::path& target,

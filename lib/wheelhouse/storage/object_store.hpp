@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,29 @@ struct stored_object {
     std::string sha256;  // what the object was put with; empty when another tool wrote it
 };
 
+// A blob put while its file is still being written (an upload's spool as the body arrives): the
+// store takes the bytes in pieces as the file grows, and the blob appears only when finish()
+// finds the whole file hashes to the sha256 the put began with. Dropped unfinished, it leaves no
+// blob: the pieces are thrown away behind the caller's back.
+// Thread safety: grew_to() and ended() from the writer's thread, never blocking (an I/O thread
+// calls them); then finish(), once, from one other thread.
+class growing_put {
+public:
+    virtual ~growing_put() = default;
+    // The file holds `size` bytes now; they will not change.
+    virtual void grew_to(std::uint64_t size) noexcept = 0;
+    // The file is whole at its last size: the rest may go.
+    virtual void ended() noexcept = 0;
+    // Blocks until every piece is stored, checks the whole, and makes the blob. Errors as put().
+    virtual result<void> finish() = 0;
+    // After finish() failed: whether the store may hold the blob all the same (it was asked to make
+    // it, and the answer was lost). False: no blob was asked for, nothing is there to take back.
+    virtual bool may_exist() const noexcept = 0;
+};
+
+// Files from this size on are worth putting while they arrive; below it, one put once whole.
+inline constexpr std::uint64_t put_as_written_from = 16ull << 20;
+
 class object_store {
 public:
     virtual ~object_store() = default;
@@ -34,6 +58,14 @@ public:
     virtual std::string describe() const = 0;
     // Puts `file` (whose bytes hash to `sha256`) as the blob `sha256`; whole or not at all.
     virtual result<void> put(std::string_view sha256, const std::filesystem::path& file) = 0;
+    // Begins putting `file`, still being written (to at most `most_bytes`), as the blob `sha256`.
+    // Null when this store cannot now: the caller puts the file once it is whole. Makes no
+    // request itself, so an I/O thread may call it.
+    virtual std::unique_ptr<growing_put> put_as_written(std::string_view sha256, const std::filesystem::path& file,
+                                                        std::uint64_t most_bytes) {
+        (void)sha256, (void)file, (void)most_bytes;
+        return nullptr;
+    }
     virtual result<std::optional<stored_object>> look_up(std::string_view sha256) = 0;
     // Writes the blob into the new file `target` (never replaced; mode `mode`; synced), at most
     // `size` bytes, and gives the digest of what was written for the caller to compare. A failed

@@ -91,7 +91,7 @@ transport::body_plan plan_upload(route_context& context, const http::request_hea
         if (!parsed) return reject(parsed.error());
         boundary = std::move(*parsed);
     }
-    auto target_file = spool_target::create(context.blobs);
+    auto target_file = spool_target::create(context.blobs, max_bytes);
     if (!target_file) return reject(target_file.error());
 
     transport::body_plan plan;
@@ -111,18 +111,18 @@ route_answer ingest_upload(route_context& context, route_request& request) {
     options.uploaded_by = grant.name;
     options.max_file_size = context.settings.max_upload_bytes;
     std::string filename;
-    storage::spool_file spool;
+    received_upload received;
 
     if (header.method() == http::verb::put) {
         auto& sink = static_cast<raw_upload_sink&>(*incoming.sink);
         filename = request.capture("filename");
-        std::tie(spool, options.received) = sink.target().release();
+        received = sink.target().release();
     } else {
         auto& sink = static_cast<form_upload_sink&>(*incoming.sink);
         const auto& form = sink.form();
         // The spool is this function's from here: a refusal below removes it as it returns,
         // before the answer is written, so a refused client never finds its bytes in tmp/.
-        std::tie(spool, options.received) = sink.target().release();
+        received = sink.target().release();
         if (const auto action = form.first_value(":action"); action && *action != "file_upload") {
             return request.refuse(invalid("':action' is '" + std::string(*action) + "'; this index takes only file_upload"));
         }
@@ -139,6 +139,8 @@ route_answer ingest_upload(route_context& context, route_request& request) {
         if (const auto named = form.first_value("name")) options.form_project = std::string(*named);
     }
     incoming.sink.reset();
+    options.received = received.digests;
+    options.early_blob = std::move(received.early);
     // A token a trusted publisher minted may be limited to builds by label (auth/build_labels.hpp).
     if (auto allowed = auth::permits_file(grant, filename); !allowed) return request.refuse(allowed.error());
     // The token, checked at the headers, is checked again in the commit that would list the file
@@ -149,7 +151,7 @@ route_answer ingest_upload(route_context& context, route_request& request) {
 
     // This worker validates and hands the row to the group commit; the answer is written from
     // the commit queue's thread once the batch's commit is synced, while the worker goes on.
-    context.ingester->ingest_spool(std::move(spool), filename, options,
+    context.ingester->ingest_spool(std::move(received.spool), filename, options,
                                    [&context, header, answers = request.matched->answers, respond = request.respond,
                                     queued = request.queued_at](result<ingest::ingest_result> ingested) {
         context.metrics.record_ingest(outcome_of(ingested), std::chrono::duration_cast<std::chrono::microseconds>(

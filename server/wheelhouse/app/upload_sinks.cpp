@@ -8,7 +8,7 @@
 
 namespace wheelhouse::app {
 
-result<spool_target> spool_target::create(const storage::blob_store& store) {
+result<spool_target> spool_target::create(const storage::blob_store& store, std::uint64_t most_bytes) {
     auto spool = store.create_spool();
     if (!spool) return spool.error();
     storage::descriptor file{::open(spool->path().c_str(), O_WRONLY | O_CLOEXEC)};
@@ -18,10 +18,18 @@ result<spool_target> spool_target::create(const storage::blob_store& store) {
     }
     auto sha256 = crypto::hasher::create(crypto::hash_algorithm::sha256);
     if (!sha256) return sha256.error();
-    return spool_target(std::move(spool).value(), std::move(file), std::move(sha256).value());
+    return spool_target(store, most_bytes, std::move(spool).value(), std::move(file), std::move(sha256).value());
 }
 
-result<void> spool_target::append(std::span<const char> bytes) {
+result<void> spool_target::append(std::span<const char> bytes, std::optional<std::string_view> declared) {
+    // Asked once, when the file reaches the size worth it: a small upload never starts one.
+    if (!asked_early_ && size_ + bytes.size() >= storage::put_as_written_from) {
+        asked_early_ = true;
+        if (declared && crypto::is_sha256_hex(*declared)) {
+            if (auto early = store_->put_owned_as_written(*declared, spool_, most_bytes_))
+                early_ = std::make_shared<storage::early_blob>(std::move(*early));
+        }
+    }
     sha256_.update(std::string_view(bytes.data(), bytes.size()));
     size_ += bytes.size();
     while (!bytes.empty()) {
@@ -34,20 +42,28 @@ result<void> spool_target::append(std::span<const char> bytes) {
         }
         bytes = bytes.subspan(static_cast<std::size_t>(written));
     }
+    if (early_) early_->put->grew_to(size_);
     return {};
 }
 
-std::pair<storage::spool_file, ingest::received_digests> spool_target::release() {
+void spool_target::ended() noexcept {
+    if (early_) early_->put->ended();
+}
+
+received_upload spool_target::release() {
     (void)file_.close();
-    return {std::move(spool_), ingest::received_digests{sha256_.finish_hex(), size_}};
+    ended();
+    return {std::move(spool_), ingest::received_digests{sha256_.finish_hex(), size_}, std::move(early_)};
 }
 
 form_upload_sink::form_upload_sink(spool_target target, std::string_view boundary)
     : target_(std::move(target)),
-      form_([this](std::span<const char> bytes) { return target_.append(bytes); }),
+      // twine sends sha256_digest before the content (requests puts the files last)
+      form_([this](std::span<const char> bytes) { return target_.append(bytes, form_.first_value("sha256_digest")); }),
       parser_(boundary, form_) {}
 
 result<void> form_upload_sink::finish() {
+    target_.ended();
     if (auto finished = parser_.finish(); !finished) return finished;
     if (!form_.has_content()) {
         return invalid("no 'content' part in the form: send the wheel or sdist as -F content=@FILE");

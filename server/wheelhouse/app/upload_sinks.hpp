@@ -15,31 +15,54 @@
 
 namespace wheelhouse::app {
 
+// What a sink hands the ingester: the spool, its digests, and its blob when that went to the
+// bucket while the body arrived.
+struct received_upload {
+    storage::spool_file spool;
+    ingest::received_digests digests;
+    std::shared_ptr<storage::early_blob> early;
+};
+
 // An open spool file that bytes are appended to, hashed as they pass: the ingester then need
-// not read a large wheel back for its SHA-256.
+// not read a large wheel back for its SHA-256. With a bucket, a large file whose sha256 the client
+// declared before its bytes (twine's sha256_digest field) goes to the bucket as it arrives, so the
+// upload into the store ends soon after the body does.
 class spool_target {
 public:
-    static result<spool_target> create(const storage::blob_store& store);
+    // At most `most_bytes` will be appended.
+    static result<spool_target> create(const storage::blob_store& store, std::uint64_t most_bytes);
 
-    result<void> append(std::span<const char> bytes);
-    // Closes the descriptor and hands the file over (to the ingester), with its digests.
-    std::pair<storage::spool_file, ingest::received_digests> release();
+    // `declared`: the sha256 the client says the file has, when it has said so by now.
+    result<void> append(std::span<const char> bytes, std::optional<std::string_view> declared = std::nullopt);
+    // Every byte is in: the rest may go to the bucket.
+    void ended() noexcept;
+    // Closes the descriptor and hands the file over (to the ingester).
+    received_upload release();
 
 private:
-    spool_target(storage::spool_file spool, storage::descriptor file, crypto::hasher sha256) noexcept
-        : spool_(std::move(spool)), file_(std::move(file)), sha256_(std::move(sha256)) {}
+    spool_target(const storage::blob_store& store, std::uint64_t most_bytes, storage::spool_file spool,
+                 storage::descriptor file, crypto::hasher sha256) noexcept
+        : store_(&store), most_bytes_(most_bytes), spool_(std::move(spool)), file_(std::move(file)),
+          sha256_(std::move(sha256)) {}
 
+    const storage::blob_store* store_;
+    std::uint64_t most_bytes_;
     storage::spool_file spool_;
     storage::descriptor file_;
     crypto::hasher sha256_;
     std::uint64_t size_ = 0;
+    bool asked_early_ = false;
+    std::shared_ptr<storage::early_blob> early_;  // after spool_: dropped (and its claim) first
 };
 
 class raw_upload_sink final : public transport::body_sink {
 public:
     explicit raw_upload_sink(spool_target target) : target_(std::move(target)) {}
     result<void> write(std::span<const char> bytes) override { return target_.append(bytes); }
-    result<void> finish() override { return {}; }
+    result<void> finish() override {
+        target_.ended();
+        return {};
+    }
     spool_target& target() noexcept { return target_; }
 
 private:

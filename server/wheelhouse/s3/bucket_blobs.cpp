@@ -58,6 +58,35 @@ result<void> bucket_blobs::put(std::string_view sha256, const std::filesystem::p
                     [&](const std::string& key) { return client_->put_file(key, file, sha256); });
 }
 
+// Its finish() timed and its failure told as every other request's.
+class bucket_blobs::measured_put final : public storage::growing_put {
+public:
+    measured_put(bucket_blobs& blobs, std::string sha256, std::unique_ptr<storage::growing_put> upload)
+        : blobs_(blobs), sha256_(std::move(sha256)), upload_(std::move(upload)) {}
+    void grew_to(std::uint64_t size) noexcept override { upload_->grew_to(size); }
+    void ended() noexcept override { upload_->ended(); }
+    bool may_exist() const noexcept override { return upload_->may_exist(); }
+    result<void> finish() override {
+        return blobs_.measured(metrics::store_operation::put, sha256_, [&](const std::string&) { return upload_->finish(); });
+    }
+
+private:
+    bucket_blobs& blobs_;
+    std::string sha256_;
+    std::unique_ptr<storage::growing_put> upload_;
+};
+
+std::unique_ptr<storage::growing_put> bucket_blobs::put_as_written(std::string_view sha256,
+                                                                  const std::filesystem::path& file,
+                                                                  std::uint64_t most_bytes) {
+    if (steady_ms(std::chrono::steady_clock::now()) < resting_until_ms_.load(std::memory_order_relaxed)) return nullptr;
+    auto upload = std::make_shared<part_upload>(*client_, key_of(sha256), file, std::string(sha256),
+                                                part_size_for(most_bytes));
+    auto running = upload_as_written(uploads_as_written_, std::move(upload));
+    if (!running) return nullptr;
+    return std::make_unique<measured_put>(*this, std::string(sha256), std::move(running));
+}
+
 result<std::optional<storage::stored_object>> bucket_blobs::look_up(std::string_view sha256) {
     return measured(metrics::store_operation::look_up, sha256,
                     [&](const std::string& key) -> result<std::optional<storage::stored_object>> {

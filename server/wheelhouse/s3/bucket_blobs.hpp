@@ -19,6 +19,7 @@
 
 #include "wheelhouse/metrics/server_metrics.hpp"
 #include "wheelhouse/s3/object_client.hpp"
+#include "wheelhouse/s3/part_upload.hpp"
 #include "wheelhouse/storage/object_store.hpp"
 
 namespace wheelhouse::s3 {
@@ -31,6 +32,10 @@ public:
 
     std::string describe() const override;
     result<void> put(std::string_view sha256, const std::filesystem::path& file) override;
+    // A multipart upload on a thread of its own (s3/part_upload.hpp), at most two at once; null
+    // while the store rests after a failure.
+    std::unique_ptr<storage::growing_put> put_as_written(std::string_view sha256, const std::filesystem::path& file,
+                                                         std::uint64_t most_bytes) override;
     result<std::optional<storage::stored_object>> look_up(std::string_view sha256) override;
     result<storage::file_digest> copy_out(std::string_view sha256, std::uint64_t size,
                                           const std::filesystem::path& target, unsigned mode) override;
@@ -49,6 +54,7 @@ public:
     void answer_clients() noexcept { answers_clients_ = true; }
 
 private:
+    class measured_put;
     std::string key_of(std::string_view sha256) const;
     // Times `call` into the operation's series; for a server's clients, a failure is logged and
     // made unavailable.
@@ -58,6 +64,7 @@ private:
     static constexpr std::chrono::seconds rest_after_failure{5};
 
     std::unique_ptr<object_client> client_;
+    background_uploads uploads_as_written_{2};  // after client_, so its threads end first
     metrics::server_metrics* metrics_;
     bool answers_clients_ = false;
     std::atomic<std::int64_t> resting_until_ms_{0};  // steady clock; 0: the store is asked

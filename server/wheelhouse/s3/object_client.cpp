@@ -20,6 +20,7 @@
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/crypto/hmac.hpp"
 #include "wheelhouse/remote/tls_context.hpp"
+#include "wheelhouse/s3/part_upload.hpp"
 #include "wheelhouse/transport/net.hpp"
 
 namespace wheelhouse::s3 {
@@ -90,25 +91,6 @@ error transport_failure(const endpoint_parts& where, std::string_view step, erro
 // Files above this go up in parts, several at once: one PUT holds at most 5 GiB, and one
 // connection does not use what a store can take.
 constexpr std::uint64_t single_put_limit = 16ull << 20;
-constexpr std::uint64_t smallest_part = 8ull << 20;  // S3 takes parts of 5 MiB and more (but the last)
-constexpr std::uint64_t most_parts = 10000;
-constexpr unsigned parts_at_once = 4;
-
-// Whole MiB, at least smallest_part, few enough for S3's 10000 parts.
-std::uint64_t part_size_for(std::uint64_t size) {
-    constexpr std::uint64_t mib = 1 << 20;
-    const std::uint64_t needed = (size + most_parts - 1) / most_parts;
-    return std::max(smallest_part, (needed + mib - 1) / mib * mib);
-}
-
-// One part of a multipart upload: where it lies in the file, and its bytes' sha256.
-struct part_plan {
-    unsigned number = 0;  // from 1
-    std::uint64_t offset = 0;
-    std::uint64_t length = 0;
-    std::string sha256;
-};
-
 // A byte range of a file as a request body, read a block at a time.
 struct file_range_body {
     struct value_type {
@@ -272,17 +254,6 @@ struct object_client::impl {
     }
 
     std::string bucket_path(std::string_view key) const { return "/" + settings.bucket + "/" + std::string(key); }
-
-    // A file too large for one PUT, or large enough that parts sent side by side go faster.
-    result<put_answer> put_in_parts(std::string_view key, const std::filesystem::path& file, std::string_view sha256,
-                                    std::uint64_t size);
-    result<put_answer> send_parts(const std::string& path, const std::string& upload_id,
-                                  const std::filesystem::path& file, std::string_view sha256, std::uint64_t size,
-                                  std::vector<std::string>& etags);
-    result<put_answer> send_part(const std::string& path, const std::string& upload_id,
-                                 const std::filesystem::path& file, const part_plan& part, std::string& etag);
-    result<put_answer> complete(const std::string& path, const std::string& upload_id,
-                                const std::vector<std::string>& etags);
 };
 
 namespace {
@@ -396,108 +367,30 @@ result<void> check_prefix(const std::string& prefix) {
 
 }  // namespace
 
-result<put_answer> object_client::impl::put_in_parts(std::string_view key, const std::filesystem::path& file,
-                                                     std::string_view sha256, std::uint64_t size) {
-    const std::string path = bucket_path(key);
-    auto began = signed_call(http::verb::post, path, {{"uploads", ""}}, http::request<http::empty_body>{}, empty_sha256,
-                             1 << 20, {{std::string(sha256_meta), std::string(sha256)}});
+result<put_answer> object_client::begin_parts(std::string_view key, std::string_view sha256, std::string& upload_id) {
+    auto began = impl_->signed_call(http::verb::post, impl_->bucket_path(key), {{"uploads", ""}},
+                                    http::request<http::empty_body>{}, empty_sha256, 1 << 20,
+                                    {{std::string(sha256_meta), std::string(sha256)}});
     if (!began) return began.error();
     if (!ok(*began)) return answer_of(*began, "the upload of " + std::string(key));
-    auto upload_id = upload_id_of(began->body());
-    if (!upload_id) return make_error(error_kind::upstream, "the object store's answer: " + upload_id.error().message);
-    std::vector<std::string> etags;
-    auto sent = send_parts(path, *upload_id, file, sha256, size, etags);
-    if (sent && !sent->refusal) sent = complete(path, *upload_id, etags);
-    if (!sent || sent->refusal) {
-        // Best effort: a store keeps the parts of an upload never completed until it is aborted
-        // (or a lifecycle rule does), but they are never an object a reader sees.
-        (void)signed_call(http::verb::delete_, path, {{"uploadId", *upload_id}}, http::request<http::empty_body>{},
-                          empty_sha256);
-    }
-    return sent;
+    auto id = upload_id_of(began->body());
+    if (!id) return make_error(error_kind::upstream, "the object store's answer: " + id.error().message);
+    upload_id = std::move(*id);
+    return put_answer{began->result_int(), {}, std::nullopt};
 }
 
-// The file is read once in order, each part hashed with the whole file, and the parts go out
-// parts_at_once at a time while the next are hashed. The whole file's sha256 is checked before
-// the upload is completed: the store checks each part only against what was read.
-result<put_answer> object_client::impl::send_parts(const std::string& path, const std::string& upload_id,
-                                                   const std::filesystem::path& file, std::string_view sha256,
-                                                   std::uint64_t size, std::vector<std::string>& etags) {
-    const std::uint64_t part_size = part_size_for(size);
-    const auto count = static_cast<unsigned>((size + part_size - 1) / part_size);
-    etags.assign(count, {});
-    std::mutex guard;
-    std::condition_variable changed;
-    std::deque<part_plan> ready;
-    bool planned_all = false;
-    std::optional<result<put_answer>> failure;
-    const auto fail = [&](result<put_answer> why) {
-        std::lock_guard lock(guard);
-        if (!failure) failure = std::move(why);
-        changed.notify_all();
-    };
-    const auto sender = [&] {
-        for (;;) {
-            std::unique_lock lock(guard);
-            changed.wait(lock, [&] { return failure || !ready.empty() || planned_all; });
-            if (failure || ready.empty()) return;
-            part_plan part = std::move(ready.front());
-            ready.pop_front();
-            lock.unlock();
-            auto sent = send_part(path, upload_id, file, part, etags[part.number - 1]);
-            if (!sent || sent->refusal) fail(std::move(sent));
-        }
-    };
-    std::vector<std::thread> senders;
-    for (unsigned i = 0; i < std::min(parts_at_once, count); ++i) senders.emplace_back(sender);
-
-    auto whole = crypto::hasher::create(crypto::hash_algorithm::sha256);
-    std::ifstream in(file, std::ios::binary);
-    std::vector<char> block(1 << 20);
-    for (unsigned number = 1; number <= count && whole && in; ++number) {
-        part_plan part{number, (number - 1) * part_size, std::min(part_size, size - (number - 1) * part_size), {}};
-        auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
-        for (std::uint64_t left = part.length; left > 0 && hasher && in;) {
-            in.read(block.data(), static_cast<std::streamsize>(std::min<std::uint64_t>(left, block.size())));
-            const std::string_view got(block.data(), static_cast<std::size_t>(in.gcount()));
-            hasher->update(got);
-            whole->update(got);
-            left -= got.size();
-        }
-        if (!hasher || !in) break;
-        part.sha256 = hasher->finish_hex();
-        std::lock_guard lock(guard);
-        if (failure) break;
-        ready.push_back(std::move(part));
-        changed.notify_one();
-    }
-    if (!whole || !in) {
-        fail(make_error(error_kind::internal, "cannot read " + file.string()));
-    } else if (whole->finish_hex() != sha256) {
-        fail(put_answer{400, "BadDigest", make_error(error_kind::upstream, "the bytes of " + file.string() +
-                                                                              " do not hash to " + std::string(sha256))});
-    }
-    {
-        std::lock_guard lock(guard);
-        planned_all = true;
-        changed.notify_all();
-    }
-    for (auto& thread : senders) thread.join();
-    if (failure) return std::move(*failure);
-    return put_answer{200, {}, std::nullopt};
-}
-
-result<put_answer> object_client::impl::send_part(const std::string& path, const std::string& upload_id,
-                                                  const std::filesystem::path& file, const part_plan& part,
-                                                  std::string& etag) {
+result<put_answer> object_client::put_part(std::string_view key, const std::string& upload_id, const file_part& part,
+                                           std::string& etag) {
     http::request<file_range_body> request;
     error_code ec;
-    request.body().file.open(file.c_str(), beast::file_mode::scan, ec);
-    if (ec) return make_error(error_kind::internal, "cannot read " + file.string() + ": " + ec.message());
+    request.body().file.open(part.file.c_str(), beast::file_mode::scan, ec);
+    if (ec) return make_error(error_kind::internal, "cannot read " + part.file.string() + ": " + ec.message());
     request.body().offset = part.offset;
     request.body().length = part.length;
-    auto answer = signed_call(http::verb::put, path, {{"partNumber", std::to_string(part.number)}, {"uploadId", upload_id}},
-                              std::move(request), part.sha256);
+    const std::string path = impl_->bucket_path(key);
+    auto answer = impl_->signed_call(http::verb::put, path,
+                                     {{"partNumber", std::to_string(part.number)}, {"uploadId", upload_id}},
+                                     std::move(request), part.sha256);
     if (!answer) return answer.error();
     auto put = answer_of(*answer, "part " + std::to_string(part.number) + " of the upload of " + path);
     if (!put.refusal) {
@@ -507,7 +400,7 @@ result<put_answer> object_client::impl::send_part(const std::string& path, const
     return put;
 }
 
-result<put_answer> object_client::impl::complete(const std::string& path, const std::string& upload_id,
+result<put_answer> object_client::complete_parts(std::string_view key, const std::string& upload_id,
                                                  const std::vector<std::string>& etags) {
     http::request<http::string_body> request;
     std::string& body = request.body();
@@ -517,7 +410,8 @@ result<put_answer> object_client::impl::complete(const std::string& path, const 
                 "</ETag></Part>";
     body += "</CompleteMultipartUpload>";
     const std::string body_sha256 = crypto::sha256_hex(body);
-    auto answer = signed_call(http::verb::post, path, {{"uploadId", upload_id}}, std::move(request), body_sha256);
+    const std::string path = impl_->bucket_path(key);
+    auto answer = impl_->signed_call(http::verb::post, path, {{"uploadId", upload_id}}, std::move(request), body_sha256);
     if (!answer) return answer.error();
     auto put = answer_of(*answer, "the completion of the upload of " + path);
     // S3 may answer 200 and then an <Error> in the body, when the completion failed after it began.
@@ -530,6 +424,11 @@ result<put_answer> object_client::impl::complete(const std::string& path, const 
                                      (put.code.empty() ? made.error().message : "it answered " + put.code));
     }
     return put;
+}
+
+void object_client::abort_parts(std::string_view key, const std::string& upload_id) {
+    (void)impl_->signed_call(http::verb::delete_, impl_->bucket_path(key), {{"uploadId", upload_id}},
+                             http::request<http::empty_body>{}, empty_sha256);
 }
 
 result<credentials> credentials_from(const std::string& file) {
@@ -626,7 +525,13 @@ result<put_answer> object_client::try_put_file(std::string_view key, const std::
     std::error_code unreadable;
     const std::uint64_t size = std::filesystem::file_size(file, unreadable);
     if (unreadable) return make_error(error_kind::internal, "cannot read " + file.string() + ": " + unreadable.message());
-    if (size > single_put_limit) return impl_->put_in_parts(key, file, sha256, size);
+    if (size > single_put_limit) {
+        part_upload whole(*this, std::string(key), file, std::string(sha256), part_size_for(size));
+        whole.grew_to(size);
+        whole.ended();
+        whole.complete();
+        return whole.run();
+    }
     http::request<http::file_body> request;
     error_code ec;
     request.body().open(file.c_str(), beast::file_mode::scan, ec);

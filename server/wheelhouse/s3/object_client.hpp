@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/s3/signature_v4.hpp"
@@ -46,6 +47,16 @@ struct put_answer {
     std::optional<error> refusal;
 };
 
+// One part of a multipart upload: its number (from 1), where it lies in `file`, and its bytes'
+// sha256, signed so the store refuses the part should it differ.
+struct file_part {
+    std::filesystem::path file;
+    unsigned number = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    std::string sha256;
+};
+
 // What a HEAD tells of an object.
 struct object_info {
     std::uint64_t size = 0;
@@ -71,6 +82,16 @@ public:
     result<void> put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
     // The same, the store's answer given back whatever it is; an error only when no answer came.
     result<put_answer> try_put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
+    // The steps of a multipart upload, which s3/part_upload.hpp runs: begin (the whole file's
+    // sha256 recorded beside the object to be), each part, complete (the ETags by part number),
+    // and abort, best effort (a store keeps the parts of an upload never completed, unseen by
+    // readers, until it is aborted).
+    result<put_answer> begin_parts(std::string_view key, std::string_view sha256, std::string& upload_id);
+    result<put_answer> put_part(std::string_view key, const std::string& upload_id, const file_part& part,
+                                std::string& etag);
+    result<put_answer> complete_parts(std::string_view key, const std::string& upload_id,
+                                      const std::vector<std::string>& etags);
+    void abort_parts(std::string_view key, const std::string& upload_id);
     // The object's size and recorded sha256; nullopt when there is none.
     result<std::optional<object_info>> look_up(std::string_view key);
     // GET of `key` into the new file `target` (never replaced; mode `mode`), streamed a block at

@@ -1,0 +1,259 @@
+#include "wheelhouse/s3/part_upload.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <system_error>
+#include <vector>
+
+#include "wheelhouse/crypto/hasher.hpp"
+#include "wheelhouse/storage/descriptor.hpp"
+
+namespace wheelhouse::s3 {
+namespace {
+
+// Parts on the wire at once: one connection does not use what a store can take.
+constexpr unsigned parts_at_once = 4;
+constexpr std::uint64_t smallest_part = 8ull << 20;
+constexpr std::uint64_t most_parts = 10000;
+
+error stopped() { return make_error(error_kind::internal, "the upload was abandoned"); }
+
+}  // namespace
+
+std::uint64_t part_size_for(std::uint64_t most_bytes) {
+    constexpr std::uint64_t mib = 1 << 20;
+    const std::uint64_t needed = (most_bytes + most_parts - 1) / most_parts;
+    return std::max(smallest_part, (needed + mib - 1) / mib * mib);
+}
+
+struct part_upload::part {
+    unsigned number = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
+
+part_upload::part_upload(object_client& client, std::string key, std::filesystem::path file, std::string sha256,
+                         std::uint64_t part_size)
+    : client_(client), key_(std::move(key)), file_(std::move(file)), sha256_(std::move(sha256)), part_size_(part_size) {}
+
+void part_upload::grew_to(std::uint64_t size) noexcept {
+    std::lock_guard lock(guard_);
+    const bool new_part = size / part_size_ != available_ / part_size_;
+    available_ = std::max(available_, size);
+    if (new_part) changed_.notify_all();  // the writer's thread pays a wake-up a part, not a write
+}
+
+void part_upload::ended() noexcept {
+    std::lock_guard lock(guard_);
+    ended_ = true;
+    changed_.notify_all();
+}
+
+void part_upload::complete() noexcept {
+    std::lock_guard lock(guard_);
+    if (decided_ == decision::none) decided_ = decision::complete;
+    changed_.notify_all();
+}
+
+void part_upload::abandon() noexcept {
+    std::lock_guard lock(guard_);
+    if (decided_ == decision::none) decided_ = decision::abandon;
+    changed_.notify_all();
+}
+
+void part_upload::fail(result<put_answer> why) {
+    std::lock_guard lock(guard_);
+    if (!failure_) failure_ = std::move(why);
+    changed_.notify_all();
+}
+
+std::optional<part_upload::part> part_upload::next_part(unsigned number) {
+    const std::uint64_t offset = std::uint64_t{number - 1} * part_size_;
+    std::unique_lock lock(guard_);
+    changed_.wait(lock, [&] {
+        return failure_ || decided_ == decision::abandon || ended_ || available_ >= offset + part_size_;
+    });
+    if (failure_ || decided_ == decision::abandon || available_ <= offset) return std::nullopt;
+    return part{number, offset, std::min(part_size_, available_ - offset)};
+}
+
+result<put_answer> part_upload::run() {
+    std::string upload_id;
+    auto sent = client_.begin_parts(key_, sha256_, upload_id);
+    if (!sent || sent->refusal) return sent;
+    sent = send_all(upload_id);
+    if (sent && !sent->refusal) {
+        std::unique_lock lock(guard_);
+        changed_.wait(lock, [&] { return decided_ != decision::none; });
+        const bool completing = decided_ == decision::complete;
+        lock.unlock();
+        completion_sent_ = completing;
+        sent = completing ? client_.complete_parts(key_, upload_id, etags_) : result<put_answer>(stopped());
+    }
+    if (!sent || sent->refusal) client_.abort_parts(key_, upload_id);
+    return sent;
+}
+
+// The file is read once in order, each part hashed with the whole file, and the parts go out
+// parts_at_once at a time while the next are read. The whole file's sha256 is checked before
+// the upload may complete: the store checks each part only against what was read.
+result<put_answer> part_upload::send_all(const std::string& upload_id) {
+    std::deque<file_part> ready;
+    bool planned_all = false;
+    const auto sender = [&] {
+        for (;;) {
+            std::unique_lock lock(guard_);
+            changed_.wait(lock, [&] { return failure_ || decided_ == decision::abandon || !ready.empty() || planned_all; });
+            if (failure_ || decided_ == decision::abandon || ready.empty()) return;
+            file_part piece = std::move(ready.front());
+            ready.pop_front();
+            lock.unlock();
+            std::string etag;
+            auto put = client_.put_part(key_, upload_id, piece, etag);
+            if (!put || put->refusal) return fail(std::move(put));
+            lock.lock();
+            etags_[piece.number - 1] = std::move(etag);
+        }
+    };
+    std::vector<std::thread> senders;
+    try {
+        for (unsigned i = 0; i < parts_at_once; ++i) senders.emplace_back(sender);
+    } catch (const std::system_error& no_thread) {
+        fail(make_error(error_kind::unavailable, std::string("the server cannot start a thread: ") + no_thread.what()));
+    }
+
+    auto whole = crypto::hasher::create(crypto::hash_algorithm::sha256);
+    storage::descriptor in{::open(file_.c_str(), O_RDONLY | O_CLOEXEC)};
+    const auto unreadable = [&] { return make_error(error_kind::internal, "cannot read " + file_.string()); };
+    if (!whole || !in) fail(unreadable());
+    std::vector<char> block(1 << 20);
+    for (unsigned number = 1; whole && in; ++number) {
+        auto next = next_part(number);
+        if (!next) break;
+        auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
+        if (!hasher) break;
+        std::uint64_t at = next->offset;
+        for (const std::uint64_t end = next->offset + next->length; at < end;) {
+            const auto got = ::pread(in.get(), block.data(), std::min<std::uint64_t>(end - at, block.size()),
+                                     static_cast<off_t>(at));
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) break;  // shorter than it was said to be: never send a part short
+            const std::string_view bytes(block.data(), static_cast<std::size_t>(got));
+            hasher->update(bytes);
+            whole->update(bytes);
+            at += static_cast<std::uint64_t>(got);
+        }
+        if (at != next->offset + next->length) {
+            fail(unreadable());
+            break;
+        }
+        std::lock_guard lock(guard_);
+        etags_.resize(number);
+        ready.push_back(file_part{file_, number, next->offset, next->length, hasher->finish_hex()});
+        changed_.notify_all();
+    }
+    {
+        std::lock_guard lock(guard_);
+        const bool read_all = !failure_ && decided_ != decision::abandon;
+        if (read_all && (!whole || whole->finish_hex() != sha256_ || etags_.empty())) {
+            failure_ = put_answer{400, "BadDigest", make_error(error_kind::upstream, "the bytes of " + file_.string() +
+                                                                                     " do not hash to " + sha256_)};
+        }
+        planned_all = true;
+        changed_.notify_all();
+    }
+    for (auto& thread : senders) thread.join();
+    std::lock_guard lock(guard_);
+    if (failure_) return std::move(*failure_);
+    if (decided_ == decision::abandon) return stopped();
+    return put_answer{200, {}, std::nullopt};
+}
+
+std::optional<background_uploads::thread> background_uploads::start(std::function<void()> work) {
+    {
+        std::lock_guard lock(guard_);
+        if (running_ >= most_) return std::nullopt;
+        ++running_;
+    }
+    auto ended = std::make_shared<std::atomic<bool>>(false);
+    try {
+        std::thread running([this, ended, work = std::move(work)] {
+            work();
+            std::lock_guard lock(guard_);
+            --running_;
+            ended->store(true);
+        });
+        return thread{std::move(running), std::move(ended)};
+    } catch (const std::system_error&) {
+        std::lock_guard lock(guard_);
+        --running_;
+        return std::nullopt;
+    }
+}
+
+void background_uploads::let_go(thread leaving) {
+    std::lock_guard lock(guard_);
+    // An ended thread set its flag under this lock as its last step: joining it waits for nothing.
+    std::erase_if(leaving_, [](thread& gone) {
+        if (!gone.ended->load()) return false;
+        gone.running.join();
+        return true;
+    });
+    leaving_.push_back(std::move(leaving));
+}
+
+background_uploads::~background_uploads() {
+    for (auto& leaving : leaving_) leaving.running.join();
+}
+
+namespace {
+
+class upload_in_background final : public storage::growing_put {
+public:
+    upload_in_background(background_uploads& threads, std::shared_ptr<part_upload> upload,
+                         std::shared_ptr<std::optional<result<put_answer>>> outcome, background_uploads::thread running)
+        : threads_(threads), upload_(std::move(upload)), outcome_(std::move(outcome)), running_(std::move(running)) {}
+    ~upload_in_background() override {
+        if (!running_.running.joinable()) return;
+        upload_->abandon();
+        threads_.let_go(std::move(running_));
+    }
+    upload_in_background(const upload_in_background&) = delete;
+    upload_in_background& operator=(const upload_in_background&) = delete;
+
+    void grew_to(std::uint64_t size) noexcept override { upload_->grew_to(size); }
+    void ended() noexcept override { upload_->ended(); }
+    bool may_exist() const noexcept override { return upload_->completion_sent(); }
+    result<void> finish() override {
+        if (!running_.running.joinable()) return stopped();
+        upload_->complete();
+        running_.running.join();
+        auto answer = std::move(**outcome_);
+        if (!answer) return answer.error();
+        if (answer->refusal) return *answer->refusal;
+        return {};
+    }
+
+private:
+    background_uploads& threads_;
+    std::shared_ptr<part_upload> upload_;
+    std::shared_ptr<std::optional<result<put_answer>>> outcome_;
+    background_uploads::thread running_;
+};
+
+}  // namespace
+
+std::unique_ptr<storage::growing_put> upload_as_written(background_uploads& threads,
+                                                        std::shared_ptr<part_upload> upload) {
+    auto outcome = std::make_shared<std::optional<result<put_answer>>>();
+    auto running = threads.start([upload, outcome] { *outcome = upload->run(); });
+    if (!running) return nullptr;
+    return std::make_unique<upload_in_background>(threads, std::move(upload), std::move(outcome), std::move(*running));
+}
+
+}  // namespace wheelhouse::s3
