@@ -148,7 +148,11 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
             secret = token(data)
             server = bucket_server(data, f"big{run}{tag}/")
             before = proc_status(server.process.pid)["VmHWM"] / 1024
-            ours[mode] = upload(server.url, secret, wheel, declared)
+            try:
+                ours[mode] = upload(server.url, secret, wheel, declared)
+            except SystemExit:
+                print(server.stderr()[-3000:], file=sys.stderr)
+                raise
             peaks[mode] = f"{proc_status(server.process.pid)['VmHWM'] / 1024:.0f} (before {before:.0f})"
             server.stop()
             subprocess.run([*s3cmd, "del", "--recursive", "--force", f"s3://bench/big{run}{tag}/"],

@@ -103,6 +103,11 @@ keyring = /dev/null
 [client.rgw]
 rgw data = $dir/rgw
 rgw dns name = 127.0.0.1
+# A deleted object's data goes to the garbage collector, by default after two hours: in a throw-away
+# memstore of 8 GiB, a few 1 GiB uploads deleted in turns (bench/s3_store.py) would fill the OSD,
+# and a full OSD blocks every write. Collected within seconds instead.
+rgw gc obj min wait = 2
+rgw gc processor period = 2
 EOF
   monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$mon_port]" "$dir/monmap" >/dev/null
   ceph-mon -c "$(conf)" --mkfs -i a --monmap "$dir/monmap" >"$dir/log/mkfs.out" 2>&1
