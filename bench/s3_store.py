@@ -11,7 +11,7 @@ the box with the server, each figure beside a reference measured in the same run
 3. Small durable uploads (curl -T, 8 at once): wheels/s into the bucket beside the same server
    on a local folder.
 
-    /usr/bin/python3 bench/s3_store.py [--size-mib 1024] [--runs 3] [--duration 10]
+    /usr/bin/python3 bench/s3_store.py [--size-mib 1024] [--runs 3] [--duration 10] [--baseline BIN]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import itertools
 import os
 import pathlib
 import shutil
@@ -107,6 +108,7 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--small", type=int, default=200, help="small wheels per durable-upload run")
     parser.add_argument("--only", choices=("upload", "redirect", "small"), help="run one of the three alone")
+    parser.add_argument("--baseline", help="a wheelhouse binary whose 1 GiB uploads are measured alike (the one before)")
     arguments = parser.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="s3b-", dir="/tmp"))
     rgw = work / "rgw"
@@ -142,7 +144,13 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
     digests = twine_digests(wheel)
     for run in range(arguments.runs):
         ours, peaks = {}, {}
-        for mode, tag, declared in (("twine's form", "form", digests), ("curl -T", "put", None)):
+        builds = [("", os.environ.get("WHEELHOUSE_BIN", str(REPO / "build/release/server/wheelhouse")))]
+        if arguments.baseline:
+            builds.append(("baseline ", arguments.baseline))
+        for (build, binary), (mode, tag, declared) in itertools.product(
+                builds, (("twine's form", "form", digests), ("curl -T", "put", None))):
+            mode, tag = build + mode, tag + str(len(build))
+            os.environ["WHEELHOUSE_BIN"] = binary  # ServerProcess and token() start this one
             data = work / f"big-data-{run}-{tag}"
             data.mkdir()
             secret = token(data)
@@ -158,6 +166,7 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
             subprocess.run([*s3cmd, "del", "--recursive", "--force", f"s3://bench/big{run}{tag}/"],
                            capture_output=True, timeout=600)
             shutil.rmtree(data)
+        os.environ["WHEELHOUSE_BIN"] = builds[0][1]
         theirs = {}
         for mode, flags in (("parts", []), ("one PUT", ["--disable-multipart"])):
             started = time.monotonic()

@@ -255,7 +255,8 @@ def test_deleting_while_the_same_bytes_are_uploaded_under_another_name_keeps_the
         rows = catalog_rows(data)
         keys = bucket_keys(radosgw, bucket_server.prefix)
         if rows:
-            assert blob_key(bucket_server.prefix, sha256) in keys, (rows, results)
+            info = s3cmd(radosgw, "info", f"s3://wheels/{blob_key(bucket_server.prefix, sha256)}")
+            assert blob_key(bucket_server.prefix, sha256) in keys, (rows, results, info.returncode, info.stdout, info.stderr, running.stderr())
         else:
             assert keys == {}, (rows, results)
         # Back to the start: the first name there, the second gone.
