@@ -608,10 +608,10 @@ def test_a_last_part_answered_after_the_body_ended_still_lands(tmp_path, wheelho
 
 def test_kill_9_during_an_upload_declaring_a_listed_files_sha256_leaves_no_upload_in_progress(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    """BUG: the claim left by a killed run names a sha256 a row references (a forger's declared
-    digest, or an honest re-upload of the same file): the start-up sweep's release_blob sees the
-    row and returns before store_.remove, so abort_uploads is never called and the parts stay in
-    the bucket, in progress, for good."""
+    """Found by the attacker, fixed: the claim left by a killed run names a sha256 a row references
+    (a forger's declared digest, or an honest re-upload of the same file). The start-up sweep's
+    release_blob kept the object and stopped there, so the parts stayed in progress for good; the
+    sweep now throws away unfinished uploads of a claimed key whatever keeps its object."""
     data = tmp_path / "data"
     data.mkdir()
     token = make_token(wheelhouse_bin, data, "ci")
@@ -637,9 +637,9 @@ def test_kill_9_during_an_upload_declaring_a_listed_files_sha256_leaves_no_uploa
 
 
 def test_an_abort_the_store_refuses_once_is_tried_again_by_the_next_start(tmp_path, wheelhouse_bin, fake_store):  # noqa: F811
-    """BUG: the early upload's claim is removed (drop_files) before its abort is even sent, and
-    part_upload::run ignores the abort's answer: a store that fails the one abort keeps the parts
-    in progress for good, and no start-up sweep ever learns of them."""
+    """Found by the attacker, fixed: the early upload's claim was removed before its abort was even
+    sent, and the abort's answer was ignored, so a store that failed the one abort kept the parts
+    for good. The claim now waits for the abort, and stays for the next start's sweep when it fails."""
     failing = {"abort": True}
     open_uploads: dict[str, str] = {}
 
@@ -744,11 +744,10 @@ def test_a_token_revoked_while_its_large_upload_arrives_leaves_no_object(
 
 def test_a_delete_while_the_same_file_is_uploaded_again_keeps_row_and_object_together(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    """BUG: an admin deletes a file while CI uploads the very same file again (twine, sha256 first).
-    The delete's release aborts every upload in progress of the key (abort_uploads), including
-    the re-upload's own, whose completion then fails: the client hears 503 "the object store did
-    not do what was asked" and the log blames the store, though it was the server's own abort.
-    Row and object stay consistent; the re-upload should land."""
+    """Found by the attacker, fixed: an admin deletes a file while CI uploads the very same file
+    again (twine, sha256 first). The delete's release aborted every upload in progress of the key,
+    the re-upload's own included, which then failed with a 503 blaming the store. abort_uploads now
+    spares the uploads its client is running; row and object stay together and the re-upload lands."""
     data = tmp_path / "data"
     data.mkdir()
     token = make_token(wheelhouse_bin, data, "ci")

@@ -217,8 +217,9 @@ struct ingester::pending_add {
 
     // Once the outcome is settled, before it is told: an answered upload has left nothing in tmp/.
     void drop_files() noexcept {
-        growing.reset();  // abandoned: its parts are thrown away
-        claim.remove();   // first: it may be a name of the spool, locked by the spool's lock
+        // An abandoned put holds the claim until its pieces are thrown away.
+        if (growing) storage::early_blob(std::move(claim), std::move(growing)).abandon();
+        claim.remove();  // first: it may be a name of the spool, locked by the spool's lock
         spool.remove();
     }
 };
@@ -336,10 +337,13 @@ result<void> ingester::put_bytes(pending_add& pending) {
 
 result<void> ingester::finish_growing(pending_add& pending) {
     auto finished = pending.growing->finish();
-    // A completion the store finishes after we gave up leaves an object: count it ours.
-    pending.put_by_us = finished || pending.growing->may_exist();
+    const auto left = finished ? storage::leftovers::blob : pending.growing->left();
     pending.growing.reset();
-    if (!finished && pending.put_by_us) release_or_leave_claim(pending.row.file.sha256, pending.claim);
+    // A completion the store finishes after we gave up leaves an object: count it ours.
+    pending.put_by_us = left == storage::leftovers::blob;
+    if (finished) return finished;
+    if (left == storage::leftovers::blob) release_or_leave_claim(pending.row.file.sha256, pending.claim);
+    if (left == storage::leftovers::pieces) (void)pending.claim.release();  // for the next start's sweep
     return finished;
 }
 
@@ -517,8 +521,12 @@ result<catalog::file_record> ingester::delete_file(std::string_view filename, st
 }
 
 result<storage::sweep_report> ingester::recover() {
-    return store_.sweep_spool([this](std::string_view sha256) {
-        return catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+    return store_.sweep_spool([this](std::string_view sha256) -> result<bool> {
+        auto released = catalog_.release_blob(sha256, [&] { return store_.remove(sha256); });
+        if (!released || *released) return released;
+        // A row keeps the bytes; a put of them the dead run began may have left pieces all the same.
+        if (auto forgotten = store_.forget_unfinished_puts(sha256); !forgotten) return forgotten.error();
+        return false;
     });
 }
 

@@ -254,11 +254,28 @@ result<put_outcome> blob_store::put_owned(std::string_view sha256, const std::fi
 std::optional<early_blob> blob_store::put_owned_as_written(std::string_view sha256, const spool_file& spool,
                                                           std::uint64_t most_bytes) const {
     if (!bucket_) return std::nullopt;
-    auto claim = claim_blob(sha256, spool);
+    // A claim of its own (not a name of the spool): it may outlive the spool, held until the
+    // pieces of an abandoned put are thrown away.
+    auto claim = claim_blob(sha256);
     if (!claim) return std::nullopt;  // the put once whole claims again, and says what failed
     auto put = bucket_->put_as_written(sha256, spool.path(), most_bytes);
     if (!put) return std::nullopt;
-    return early_blob{std::move(*claim), std::move(put)};
+    return early_blob(std::move(*claim), std::move(put));
+}
+
+void early_blob::abandon() noexcept {
+    if (!put) return;
+    auto held = std::make_shared<spool_file>(std::move(claim));
+    put->abandon([held](leftovers left) {
+        if (left == leftovers::none) held->remove();
+        else (void)held->release();  // the next start's sweep settles it
+    });
+    put.reset();
+}
+
+result<void> blob_store::forget_unfinished_puts(std::string_view sha256) const {
+    if (!bucket_) return {};
+    return bucket_->forget_unfinished(sha256);
 }
 
 result<file_digest> blob_store::copy_owned_out(std::string_view sha256, std::uint64_t size,

@@ -64,9 +64,23 @@ private:
 };
 
 // An upload's blob on its way into the bucket while the spool is still written, and the claim
-// taken before its first byte went (a process that dies mid-upload leaves the claim for the sweep,
-// which throws the pieces away). Members in this order: the put goes before the claim.
+// taken before its first byte went: held until the pieces are thrown away should the put be
+// abandoned, and left for the next start's sweep should that fail (or the process die).
 struct early_blob {
+    early_blob() = default;
+    early_blob(spool_file claim_taken, std::unique_ptr<growing_put> started) noexcept
+        : claim(std::move(claim_taken)), put(std::move(started)) {}
+    early_blob(early_blob&&) noexcept = default;
+    early_blob& operator=(early_blob&& other) noexcept {
+        abandon();
+        claim = std::move(other.claim);
+        put = std::move(other.put);
+        return *this;
+    }
+    ~early_blob() { abandon(); }
+    // Abandons the put, handing it the claim.
+    void abandon() noexcept;
+
     spool_file claim;
     std::unique_ptr<growing_put> put;
 };
@@ -147,6 +161,8 @@ public:
     // Makes no request, so an I/O thread may call it.
     std::optional<early_blob> put_owned_as_written(std::string_view sha256, const spool_file& spool,
                                                    std::uint64_t most_bytes) const;
+    // Throws away what puts of those bytes begun and never finished left in the bucket.
+    result<void> forget_unfinished_puts(std::string_view sha256) const;
     // Copies those bytes (`size` of them, by the row) into the new file `target`, from the bucket
     // when there is one, else from blobs/; as copy_file_hashed, the digest is of what was written.
     result<file_digest> copy_owned_out(std::string_view sha256, std::uint64_t size, const std::filesystem::path& target,

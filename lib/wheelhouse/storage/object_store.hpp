@@ -28,24 +28,33 @@ struct stored_object {
     std::string sha256;  // what the object was put with; empty when another tool wrote it
 };
 
+// What a put that did not make its blob may have left in the store.
+enum class leftovers {
+    none,    // nothing: its pieces were thrown away
+    pieces,  // pieces the store failed to throw away: the next start's sweep does, given the claim
+    blob,    // the blob itself: the store was asked to make it and its answer was lost
+};
+
 // A blob put while its file is still being written (an upload's spool as the body arrives): the
 // store takes the bytes in pieces as the file grows, and the blob appears only when finish()
-// finds the whole file hashes to the sha256 the put began with. Dropped unfinished, it leaves no
-// blob: the pieces are thrown away behind the caller's back.
+// finds the whole file hashes to the sha256 the put began with. Abandoned (or dropped) unfinished,
+// it leaves no blob: the pieces are thrown away behind the caller's back.
 // Thread safety: grew_to() and ended() from the writer's thread, never blocking (an I/O thread
-// calls them); then finish(), once, from one other thread.
+// calls them); then finish() or abandon(), once, from any thread.
 class growing_put {
 public:
-    virtual ~growing_put() = default;
+    virtual ~growing_put() = default;  // abandons it, unless finished
     // The file holds `size` bytes now; they will not change.
     virtual void grew_to(std::uint64_t size) noexcept = 0;
     // The file is whole at its last size: the rest may go.
     virtual void ended() noexcept = 0;
     // Blocks until every piece is stored, checks the whole, and makes the blob. Errors as put().
     virtual result<void> finish() = 0;
-    // After finish() failed: whether the store may hold the blob all the same (it was asked to make
-    // it, and the answer was lost). False: no blob was asked for, nothing is there to take back.
-    virtual bool may_exist() const noexcept = 0;
+    // After finish() failed: what it may have left.
+    virtual leftovers left() const noexcept = 0;
+    // Stops it, without waiting; `settled` hears what is left once its pieces are thrown away (or
+    // that failed), on another thread, or at once when it has already stopped.
+    virtual void abandon(std::function<void(leftovers)> settled) noexcept = 0;
 };
 
 // Files from this size on are worth putting while they arrive; below it, one put once whole.
@@ -73,8 +82,14 @@ public:
     // error_kind::conflict (other bytes, as a digest that differs).
     virtual result<file_digest> copy_out(std::string_view sha256, std::uint64_t size,
                                          const std::filesystem::path& target, unsigned mode) = 0;
-    // An absent blob is not an error.
+    // An absent blob is not an error. The pieces of puts of it begun and never finished go too.
     virtual result<void> remove(std::string_view sha256) = 0;
+    // Throws away the pieces of puts of the blob begun and never finished (by a run that died),
+    // sparing this process's own puts in progress; the blob stays.
+    virtual result<void> forget_unfinished(std::string_view sha256) {
+        (void)sha256;
+        return {};
+    }
     // Every blob in the store (objects under its prefix that are no blob name are passed
     // over); an error from `each` stops the listing.
     virtual result<void> list(const std::function<result<void>(std::string_view sha256, std::uint64_t size)>& each) = 0;

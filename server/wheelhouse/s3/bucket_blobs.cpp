@@ -65,7 +65,10 @@ public:
         : blobs_(blobs), sha256_(std::move(sha256)), upload_(std::move(upload)) {}
     void grew_to(std::uint64_t size) noexcept override { upload_->grew_to(size); }
     void ended() noexcept override { upload_->ended(); }
-    bool may_exist() const noexcept override { return upload_->may_exist(); }
+    storage::leftovers left() const noexcept override { return upload_->left(); }
+    void abandon(std::function<void(storage::leftovers)> settled) noexcept override {
+        upload_->abandon(std::move(settled));
+    }
     result<void> finish() override {
         return blobs_.measured(metrics::store_operation::put, sha256_, [&](const std::string&) { return upload_->finish(); });
     }
@@ -120,6 +123,11 @@ result<void> bucket_blobs::remove(std::string_view sha256) {
         // The blob's object is gone; so are the parts of an upload of it a killed run began.
         return client_->abort_uploads(key);
     });
+}
+
+result<void> bucket_blobs::forget_unfinished(std::string_view sha256) {
+    return measured(metrics::store_operation::remove, sha256,
+                    [&](const std::string& key) { return client_->abort_uploads(key); });
 }
 
 result<void> bucket_blobs::list(const std::function<result<void>(std::string_view sha256, std::uint64_t size)>& each) {

@@ -40,6 +40,7 @@ public:
     result<storage::file_digest> copy_out(std::string_view sha256, std::uint64_t size,
                                           const std::filesystem::path& target, unsigned mode) override;
     result<void> remove(std::string_view sha256) override;
+    result<void> forget_unfinished(std::string_view sha256) override;
     result<void> list(const std::function<result<void>(std::string_view sha256, std::uint64_t size)>& each) override;
     // Signed at the start of the current tenth of `expires` and kept until its end, so the
     // URL a client gets works for 90 to 100% of `expires` and costs a map lookup, not a signature.

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/crypto/hmac.hpp"
@@ -133,6 +134,19 @@ struct object_client::impl {
     endpoint_parts where;
     std::unique_ptr<ssl::context> tls;
     std::unique_ptr<const signer> signs;  // settings.who in settings.region
+
+    // The multipart uploads this client is running: abort_uploads() leaves them alone (a deletion
+    // of bytes that are being uploaded again must not abort that upload).
+    std::mutex running_mutex;
+    std::unordered_set<std::string> running_uploads;
+    bool spares(const std::string& upload_id) {
+        std::lock_guard lock(running_mutex);
+        return running_uploads.contains(upload_id);
+    }
+    void stop_sparing(const std::string& upload_id) {
+        std::lock_guard lock(running_mutex);
+        running_uploads.erase(upload_id);
+    }
 
     // One request on a new connection: the answer's status, headers and body (≤ max_body).
     template <typename Body>
@@ -376,6 +390,8 @@ result<put_answer> object_client::begin_parts(std::string_view key, std::string_
     auto id = upload_id_of(began->body());
     if (!id) return make_error(error_kind::upstream, "the object store's answer: " + id.error().message);
     upload_id = std::move(*id);
+    std::lock_guard lock(impl_->running_mutex);
+    impl_->running_uploads.insert(upload_id);
     return put_answer{began->result_int(), {}, std::nullopt};
 }
 
@@ -412,6 +428,7 @@ result<put_answer> object_client::complete_parts(std::string_view key, const std
     const std::string body_sha256 = crypto::sha256_hex(body);
     const std::string path = impl_->bucket_path(key);
     auto answer = impl_->signed_call(http::verb::post, path, {{"uploadId", upload_id}}, std::move(request), body_sha256);
+    if (answer && ok(*answer)) impl_->stop_sparing(upload_id);
     if (!answer) return answer.error();
     auto put = answer_of(*answer, "the completion of the upload of " + path);
     // S3 may answer 200 and then an <Error> in the body, when the completion failed after it began.
@@ -426,9 +443,11 @@ result<put_answer> object_client::complete_parts(std::string_view key, const std
     return put;
 }
 
-void object_client::abort_parts(std::string_view key, const std::string& upload_id) {
-    (void)impl_->signed_call(http::verb::delete_, impl_->bucket_path(key), {{"uploadId", upload_id}},
-                             http::request<http::empty_body>{}, empty_sha256);
+bool object_client::abort_parts(std::string_view key, const std::string& upload_id) {
+    impl_->stop_sparing(upload_id);
+    auto aborted = impl_->signed_call(http::verb::delete_, impl_->bucket_path(key), {{"uploadId", upload_id}},
+                                      http::request<http::empty_body>{}, empty_sha256);
+    return aborted && (ok(*aborted) || aborted->result_int() == 404);  // 404: no such upload (any more)
 }
 
 result<credentials> credentials_from(const std::string& file) {
@@ -665,6 +684,7 @@ result<void> object_client::abort_uploads(std::string_view key) {
         bool aborted_any = false;
         for (const auto& upload : *open) {
             if (upload.key != key) continue;  // the prefix of a longer key (a .metadata never goes up in parts)
+            if (impl_->spares(upload.upload_id)) continue;
             auto aborted = impl_->signed_call(http::verb::delete_, impl_->bucket_path(key),
                                               {{"uploadId", upload.upload_id}}, http::request<http::empty_body>{},
                                               empty_sha256);

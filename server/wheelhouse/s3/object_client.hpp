@@ -84,14 +84,15 @@ public:
     result<put_answer> try_put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
     // The steps of a multipart upload, which s3/part_upload.hpp runs: begin (the whole file's
     // sha256 recorded beside the object to be), each part, complete (the ETags by part number),
-    // and abort, best effort (a store keeps the parts of an upload never completed, unseen by
-    // readers, until it is aborted).
+    // and abort (a store keeps the parts of an upload never completed, unseen by readers, until
+    // it is aborted): whether the store has none of it now. Between its begin and its completion
+    // or abort, abort_uploads() leaves the upload alone.
     result<put_answer> begin_parts(std::string_view key, std::string_view sha256, std::string& upload_id);
     result<put_answer> put_part(std::string_view key, const std::string& upload_id, const file_part& part,
                                 std::string& etag);
     result<put_answer> complete_parts(std::string_view key, const std::string& upload_id,
                                       const std::vector<std::string>& etags);
-    void abort_parts(std::string_view key, const std::string& upload_id);
+    bool abort_parts(std::string_view key, const std::string& upload_id);
     // The object's size and recorded sha256; nullopt when there is none.
     result<std::optional<object_info>> look_up(std::string_view key);
     // GET of `key` into the new file `target` (never replaced; mode `mode`), streamed a block at
@@ -107,7 +108,7 @@ public:
     // DELETE; an absent object is not an error (S3 answers 204 either way).
     result<void> remove(std::string_view key);
     // Aborts the multipart uploads of `key` begun and never completed (a run killed mid-upload
-    // leaves its parts stored, unseen, for good), every page of them.
+    // leaves its parts stored, unseen, for good), every page of them, but those this client runs.
     result<void> abort_uploads(std::string_view key);
     // A URL anyone may GET `key` with for `expires` from `signed_at`, no credentials needed.
     std::string presigned_get(std::string_view key, std::chrono::seconds expires,

@@ -60,10 +60,31 @@ void part_upload::complete() noexcept {
     changed_.notify_all();
 }
 
-void part_upload::abandon() noexcept {
-    std::lock_guard lock(guard_);
+void part_upload::abandon(std::function<void(storage::leftovers)> settled) noexcept {
+    std::unique_lock lock(guard_);
     if (decided_ == decision::none) decided_ = decision::abandon;
     changed_.notify_all();
+    if (!ran_) {
+        settled_ = std::move(settled);
+        return;
+    }
+    const auto left = left_;
+    lock.unlock();
+    if (settled) settled(left);
+}
+
+storage::leftovers part_upload::left() noexcept {
+    std::lock_guard lock(guard_);
+    return left_;
+}
+
+void part_upload::settle(storage::leftovers left) noexcept {
+    std::unique_lock lock(guard_);
+    ran_ = true;
+    left_ = left;
+    auto settled = std::move(settled_);
+    lock.unlock();
+    if (settled) settled(left);
 }
 
 void part_upload::fail(result<put_answer> why) {
@@ -83,19 +104,31 @@ std::optional<part_upload::part> part_upload::next_part(unsigned number) {
 }
 
 result<put_answer> part_upload::run() {
+    using storage::leftovers;
     std::string upload_id;
     auto sent = client_.begin_parts(key_, sha256_, upload_id);
-    if (!sent || sent->refusal) return sent;
+    if (!sent || sent->refusal) {
+        // A begin whose answer was lost may have begun an upload, but one without a part holds
+        // no byte: not worth a claim left until the next start.
+        settle(leftovers::none);
+        return sent;
+    }
     sent = send_all(upload_id);
+    bool completing = false;
     if (sent && !sent->refusal) {
         std::unique_lock lock(guard_);
         changed_.wait(lock, [&] { return decided_ != decision::none; });
-        const bool completing = decided_ == decision::complete;
+        completing = decided_ == decision::complete;
         lock.unlock();
-        completion_sent_ = completing;
         sent = completing ? client_.complete_parts(key_, upload_id, etags_) : result<put_answer>(stopped());
     }
-    if (!sent || sent->refusal) client_.abort_parts(key_, upload_id);
+    if (sent && !sent->refusal) {
+        settle(leftovers::none);
+        return sent;
+    }
+    const bool aborted = client_.abort_parts(key_, upload_id);
+    // Asked to complete, the store may have made the object however it answered.
+    settle(completing ? leftovers::blob : aborted ? leftovers::none : leftovers::pieces);
     return sent;
 }
 
@@ -218,17 +251,18 @@ public:
     upload_in_background(background_uploads& threads, std::shared_ptr<part_upload> upload,
                          std::shared_ptr<std::optional<result<put_answer>>> outcome, background_uploads::thread running)
         : threads_(threads), upload_(std::move(upload)), outcome_(std::move(outcome)), running_(std::move(running)) {}
-    ~upload_in_background() override {
-        if (!running_.running.joinable()) return;
-        upload_->abandon();
-        threads_.let_go(std::move(running_));
-    }
+    ~upload_in_background() override { abandon({}); }
     upload_in_background(const upload_in_background&) = delete;
     upload_in_background& operator=(const upload_in_background&) = delete;
 
     void grew_to(std::uint64_t size) noexcept override { upload_->grew_to(size); }
     void ended() noexcept override { upload_->ended(); }
-    bool may_exist() const noexcept override { return upload_->completion_sent(); }
+    storage::leftovers left() const noexcept override { return upload_->left(); }
+    void abandon(std::function<void(storage::leftovers)> settled) noexcept override {
+        if (!running_.running.joinable()) return;
+        upload_->abandon(std::move(settled));
+        threads_.let_go(std::move(running_));
+    }
     result<void> finish() override {
         if (!running_.running.joinable()) return stopped();
         upload_->complete();

@@ -41,14 +41,15 @@ public:
     // The file is whole at its last size.
     void ended() noexcept;
     // Once every part is stored: complete the upload (complete()), or abort it (abandon(), which
-    // also stops sending parts). run() waits for one of them.
+    // also stops sending parts). run() waits for one of them. `settled` hears what the upload left
+    // once run() has ended (at once if it has).
     void complete() noexcept;
-    void abandon() noexcept;
+    void abandon(std::function<void(storage::leftovers)> settled = {}) noexcept;
 
     // Begins the upload, sends each part as its bytes arrive, then completes or aborts it. Blocks.
     result<put_answer> run();
-    // Whether run() asked the store to complete the upload (so an object may exist, whatever run says).
-    bool completion_sent() const noexcept { return completion_sent_.load(); }
+    // What an upload that did not complete left, once run() has ended.
+    storage::leftovers left() noexcept;
 
 private:
     struct part;
@@ -57,6 +58,8 @@ private:
     std::optional<part> next_part(unsigned number);
     result<put_answer> send_all(const std::string& upload_id);
     void fail(result<put_answer> why);
+    // run() has ended, leaving `left`: tells abandon()'s listener.
+    void settle(storage::leftovers left) noexcept;
 
     object_client& client_;
     const std::string key_;
@@ -71,7 +74,9 @@ private:
     enum class decision { none, complete, abandon } decided_ = decision::none;
     std::optional<result<put_answer>> failure_;
     std::vector<std::string> etags_;  // by part number, as the store gave them
-    std::atomic<bool> completion_sent_{false};
+    bool ran_ = false;
+    storage::leftovers left_ = storage::leftovers::none;
+    std::function<void(storage::leftovers)> settled_;
 };
 
 // The threads that run part_uploads while their files are written: at most `most` at once.
