@@ -1,6 +1,8 @@
 #pragma once
 // What a token may do: a scope, optionally limited to projects by name or glob.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +39,9 @@ struct token_grant {
     // Empty: any build of those projects. Else a file is published only when some limit of its
     // project admits its labels (build_labels.hpp, permits_file).
     std::vector<build_limit> build_limits{};
+    // The trusted publisher whose exchange minted the token (oidc/); nullopt for an API token.
+    // Its PEP 740 attestations must be this publisher's (attest/provenance.hpp).
+    std::optional<std::int64_t> publisher_id{};
 };
 
 // Checks and normalises a project pattern as `--project` gives it: letters, digits, '-',

@@ -68,7 +68,7 @@ token_record read_token(const sqlite::statement& row) {
     record.revoked_ms = row.column_optional_int64(6);
     record.last_used_ms = row.column_optional_int64(7);
     record.grant.build_limits = builds_from_json(row.column_optional_text(9));
-    record.publisher_id = row.column_optional_int64(10);
+    record.grant.publisher_id = row.column_optional_int64(10);
     return record;
 }
 

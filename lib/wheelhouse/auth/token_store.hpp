@@ -37,7 +37,6 @@ struct token_record {
     std::optional<std::int64_t> expires_ms;
     std::optional<std::int64_t> revoked_ms;
     std::optional<std::int64_t> last_used_ms;
-    std::optional<std::int64_t> publisher_id;  // the trusted publisher that minted it (oidc/)
 
     bool usable_at(std::int64_t now_ms) const noexcept {
         return !revoked_ms && (!expires_ms || now_ms < *expires_ms);

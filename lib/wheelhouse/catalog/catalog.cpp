@@ -224,6 +224,19 @@ result<std::optional<file_record>> catalog::find_file(std::string_view sha256, s
     return whole_file(**reader, **query);
 }
 
+result<std::optional<std::string>> catalog::provenance_of(std::string_view filename) const {
+    auto reader = borrow_reader();
+    if (!reader) return reader.error();
+    auto query = (*reader)->cached(
+        "SELECT p.provenance FROM file_provenance p JOIN files f ON f.id = p.file_id WHERE f.filename = ?1");
+    if (!query) return query.error();
+    (*query)->bind_text(1, filename);
+    auto row = (*query)->step();
+    if (!row) return row.error();
+    if (!*row) return std::optional<std::string>();
+    return std::optional<std::string>((*query)->column_text(0));
+}
+
 result<std::optional<release_variants_file>> catalog::find_release_variants(std::string_view sha256,
                                                                             std::string_view filename) const {
     auto reader = borrow_reader();
@@ -259,9 +272,16 @@ result<add_result> add_file_in_transaction(sqlite::connection& db, const new_fil
     }
     add_result added;
     added.file = file.file;
+    added.file.attested = !file.provenance.empty();
     if (added.file.upload_time_ms == 0) added.file.upload_time_ms = now_ms();
     if (auto inserted = insert_file_row(db, *project_id, added.file); !inserted) return inserted.error();
     added.file.id = db.last_insert_rowid();
+    if (added.file.attested) {
+        auto keep = db.cached("INSERT INTO file_provenance (file_id, provenance) VALUES (?1, ?2)");
+        if (!keep) return keep.error();
+        (*keep)->bind_int64(1, added.file.id).bind_text(2, file.provenance);
+        if (auto kept = (*keep)->run(); !kept) return kept.error();
+    }
     if (auto written = write_variant_properties(db, added.file); !written) return written.error();
     if (added.file.variant_label) {
         auto rewritten = rewrite_release_variants(db, *project_id, added.file.project, added.file.normalized_version);

@@ -47,6 +47,9 @@ struct project_files {
 struct new_file {
     file_record file;                  // id is ignored; upload_time_ms 0 means now
     std::string project_display_name;  // names the project when this file creates it
+    // PEP 740's provenance object (JSON) of the attestations the upload carried and that
+    // verified; kept only when this add creates the row. "" for none.
+    std::string provenance;
 };
 
 enum class add_outcome {
@@ -94,6 +97,8 @@ public:
     // PEP 825: a release's generated variants.json, for /files/<sha256>/<filename>; both must match.
     result<std::optional<release_variants_file>> find_release_variants(std::string_view sha256,
                                                                        std::string_view filename) const;
+    // PEP 740: the provenance object kept for the file `filename`; nullopt when it has none.
+    result<std::optional<std::string>> provenance_of(std::string_view filename) const;
     // True when some row's bytes are the blob `sha256`.
     result<bool> references_blob(std::string_view sha256) const;
 

@@ -69,6 +69,9 @@ struct file_record {
     pep825::variant_properties variant_properties;
     std::string variant_namespaces;  // its variant.json's default-priorities.namespace, JSON; "" without a label
     package_type type = package_type::wheel;
+    // PEP 740: uploaded with attestations that verified; its provenance is served from the
+    // integrity API (catalog::provenance_of).
+    bool attested = false;
 
     bool yanked() const noexcept { return yanked_reason.has_value(); }
 };

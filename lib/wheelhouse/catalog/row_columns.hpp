@@ -68,6 +68,7 @@ inline constexpr std::array file_columns = {
     sqlite::field<&file_record::variant_label>("variant_label"),
     sqlite::field<&file_record::variant_namespaces>("variant_namespaces"),
     sqlite::field<&file_record::type>("packagetype"),
+    sqlite::field<&file_record::attested>("attested"),
 };
 
 inline constexpr std::array project_columns = {

@@ -103,12 +103,18 @@ std::vector<std::uint8_t> hasher::finish() {
 
 std::string hasher::to_hex(std::span<const std::uint8_t> bytes) { return text::to_hex(bytes); }
 
-std::string sha256_hex(std::string_view data) {
+std::string sha256_bytes(std::string_view data) {
     auto digest = hasher::create(hash_algorithm::sha256);
     // SHA-256 is always available; a failure here means OpenSSL itself is broken.
     if (!digest) return {};
     digest->update(data);
-    return digest->finish_hex();
+    const auto bytes = digest->finish();
+    return std::string(bytes.begin(), bytes.end());
+}
+
+std::string sha256_hex(std::string_view data) {
+    const auto bytes = sha256_bytes(data);
+    return hasher::to_hex({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
 }
 
 bool is_sha256_hex(std::string_view text) noexcept {

@@ -50,6 +50,8 @@ private:
     std::optional<crypto::blake2b> blake_;  // BLAKE2b-256
 };
 
+// The SHA-256 of a string as its 32 raw bytes.
+std::string sha256_bytes(std::string_view data);
 // Lower-case hex SHA-256 of a string; for METADATA and tests.
 std::string sha256_hex(std::string_view data);
 

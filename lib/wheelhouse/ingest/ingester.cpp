@@ -295,6 +295,7 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
 
     pending->row.file = std::move(validated->file);
     pending->row.project_display_name = std::move(validated->display_name);
+    pending->row.provenance = options.provenance;
     pending->metadata = std::move(validated->metadata);
     pending->in_same_commit = options.in_same_commit;
     if (auto stored = put_files(*pending); !stored) {

@@ -62,6 +62,9 @@ struct ingest_options {
     // The project the upload form named beside the file (twine sends METADATA's Name). Checked
     // after the archive, so a wheel whose METADATA names another project is told that first.
     std::optional<std::string> form_project;
+    // PEP 740's provenance object of the upload's verified attestations (attest/provenance.hpp),
+    // kept with the row when this ingest creates it; "" for none.
+    std::string provenance;
     // More writes of the caller's in the transaction that stores the file, run when the upload
     // succeeds (created or identical), so they share its commit: the upload token's last use.
     // Its failure fails the upload.

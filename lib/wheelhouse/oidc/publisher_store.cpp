@@ -100,6 +100,13 @@ result<std::vector<publisher>> publisher_store::list(std::string_view project) c
     return read_where(catalog_, "WHERE ?1 = '' OR project = ?1 ORDER BY project, id", normalized);
 }
 
+result<std::optional<publisher>> publisher_store::find(std::int64_t id) const {
+    auto found = read_where(catalog_, "WHERE id = CAST(?1 AS INTEGER)", std::to_string(id));
+    if (!found) return found.error();
+    if (found->empty()) return std::optional<publisher>();
+    return std::optional<publisher>(std::move(found->front()));
+}
+
 result<std::vector<publisher>> publisher_store::of_issuer(std::string_view issuer) const {
     return read_where(catalog_, "WHERE issuer = ?1 ORDER BY id", issuer);
 }

@@ -26,6 +26,8 @@ public:
     result<publisher> add(const publisher& draft, std::string_view actor);
     // Every publisher, or those of `project` (normalised here), by project then id.
     result<std::vector<publisher>> list(std::string_view project = {}) const;
+    // Publisher `id`; nullopt when there is none (removed since it minted a token).
+    result<std::optional<publisher>> find(std::int64_t id) const;
     // Those whose tokens come from `issuer`: the candidates for a token's claims.
     result<std::vector<publisher>> of_issuer(std::string_view issuer) const;
 

@@ -199,7 +199,7 @@ json::object token_json(const auth::token_record& token, std::int64_t now_ms) {
                         {"last_used", time_or_null(token.last_used_ms)},
                         {"usable", token.usable_at(now_ms)},
                         {"builds", builds_json(token.grant.build_limits)},
-                        {"publisher", token.publisher_id ? json::value(*token.publisher_id) : json::value(nullptr)}};
+                        {"publisher", token.grant.publisher_id ? json::value(*token.grant.publisher_id) : json::value(nullptr)}};
 }
 
 json::object publisher_json(const oidc::publisher& who) {

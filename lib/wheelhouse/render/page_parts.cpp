@@ -55,6 +55,11 @@ void append_html_link(std::string& out, const file_link& link) {
         out += link.metadata_sha256;
         out.push_back('"');
     }
+    if (!link.provenance.empty()) {
+        out += " data-provenance=\"";
+        append_html_escaped(out, link.provenance);
+        out.push_back('"');
+    }
     out += ">";
     append_html_escaped(out, link.filename);
     out += "</a><br>\n";
@@ -75,6 +80,7 @@ json::object json_file(const file_link& link) {
     } else {
         item["core-metadata"] = false;
     }
+    if (!link.provenance.empty()) item["provenance"] = link.provenance;
     return item;
 }
 

@@ -22,6 +22,7 @@ struct file_link {
     std::string_view metadata_sha256;               // of its core metadata (PEP 658); "" when there is none
     std::optional<std::uint64_t> size;              // PEP 700, JSON only
     std::optional<std::string> upload_time;         // PEP 700, JSON only
+    std::string provenance;                         // PEP 740: its provenance's URL; "" when it has none
 };
 
 // "<!DOCTYPE html>…<meta name="pypi:repository-version" …>", the PEP 792 status meta when the
@@ -30,13 +31,14 @@ void append_html_page_head(std::string& out, std::string_view api_version, std::
                            std::string_view status, const std::optional<std::string>& status_reason);
 void append_html_page_end(std::string& out);
 
-// One <a> line: the URL with its #sha256 fragment, data-requires-python, data-yanked, and the
+// One <a> line: the URL with its #sha256 fragment, data-requires-python, data-yanked, the
 // core metadata's hash under both of its attribute names (PEP 714 renamed it; older pips know
-// only the first).
+// only the first), and data-provenance (PEP 740).
 void append_html_link(std::string& out, const file_link& link);
 
-// A PEP 691 file object: filename, url, hashes, requires-python, size, upload-time, yanked, and core-metadata
-// under its PEP 714 name only (pip 22.3 to 23.1 crash on "dist-info-metadata" in JSON).
+// A PEP 691 file object: filename, url, hashes, requires-python, size, upload-time, yanked, core-metadata
+// under its PEP 714 name only (pip 22.3 to 23.1 crash on "dist-info-metadata" in JSON), and provenance
+// (PEP 740) when the file has one.
 boost::json::object json_file(const file_link& link);
 
 // {"api-version": api_version}

@@ -78,6 +78,7 @@ file_link link_of(const catalog::file_record& file, const link_options& links) {
     link.metadata_sha256 = file.metadata_sha256;
     link.size = file.size;
     link.upload_time = iso8601_utc(file.upload_time_ms);
+    if (file.attested && !links.integrity_base.empty()) link.provenance = provenance_url(file, links);
     return link;
 }
 
@@ -91,6 +92,16 @@ std::string file_url(const catalog::file_record& file, const link_options& links
     url.push_back('/');
     append_percent_encoded_segment(url, file.filename);
     return url;
+}
+
+std::string provenance_url(const catalog::file_record& file, const link_options& links) {
+    std::string url = links.integrity_base;
+    for (const std::string_view segment : {std::string_view(file.project), std::string_view(file.normalized_version),
+                                           std::string_view(file.filename)}) {
+        append_percent_encoded_segment(url, segment);
+        url.push_back('/');
+    }
+    return url + "provenance";
 }
 
 std::string release_variants_url(const catalog::release_variants_file& release, const link_options& links) {

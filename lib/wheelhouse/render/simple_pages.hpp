@@ -21,6 +21,8 @@ struct project_listing {
 // Where file links point: "/files/" gives "/files/<sha256>/<filename>".
 struct link_options {
     std::string files_base = "/files/";
+    // Where PEP 740's integrity API answers ("<root>integrity/"); "" where none does (an export).
+    std::string integrity_base;
     // Static exports for a CDN may point remote files straight at their URLs instead.
     bool remote_files_direct = false;
 };
@@ -28,6 +30,8 @@ struct link_options {
 // Where `file` downloads from: files_base + "<sha256>/<percent-encoded filename>", or its
 // remote URL when links.remote_files_direct says so.
 std::string file_url(const catalog::file_record& file, const link_options& links);
+// PEP 740: integrity_base + "<project>/<normalized version>/<filename>/provenance".
+std::string provenance_url(const catalog::file_record& file, const link_options& links);
 
 std::string project_list_html(std::span<const project_listing> projects);
 std::string project_list_json(std::span<const project_listing> projects);

@@ -43,31 +43,40 @@ std::optional<std::string> decode_unpadded(std::string_view text, const decoding
     return out;
 }
 
-}  // namespace
-
-std::string base64url_encode(std::span<const std::uint8_t> bytes) {
+// The three bytes of each group as four characters; the last group's one or two bytes as
+// two or three, then '=' up to four when `padded`.
+std::string encode(std::span<const std::uint8_t> bytes, std::string_view alphabet, bool padded) {
     std::string out;
-    out.reserve((bytes.size() * 4 + 2) / 3);
+    out.reserve((bytes.size() + 2) / 3 * 4);
     std::size_t i = 0;
     for (; i + 3 <= bytes.size(); i += 3) {
         const std::uint32_t group = std::uint32_t{bytes[i]} << 16 | std::uint32_t{bytes[i + 1]} << 8 | bytes[i + 2];
-        out.push_back(url_alphabet[group >> 18 & 63]);
-        out.push_back(url_alphabet[group >> 12 & 63]);
-        out.push_back(url_alphabet[group >> 6 & 63]);
-        out.push_back(url_alphabet[group & 63]);
+        out.push_back(alphabet[group >> 18 & 63]);
+        out.push_back(alphabet[group >> 12 & 63]);
+        out.push_back(alphabet[group >> 6 & 63]);
+        out.push_back(alphabet[group & 63]);
     }
     const std::size_t left = bytes.size() - i;
     if (left == 0) return out;
     std::uint32_t group = std::uint32_t{bytes[i]} << 16;
     if (left == 2) group |= std::uint32_t{bytes[i + 1]} << 8;
-    out.push_back(url_alphabet[group >> 18 & 63]);
-    out.push_back(url_alphabet[group >> 12 & 63]);
-    if (left == 2) out.push_back(url_alphabet[group >> 6 & 63]);
+    out.push_back(alphabet[group >> 18 & 63]);
+    out.push_back(alphabet[group >> 12 & 63]);
+    if (left == 2) out.push_back(alphabet[group >> 6 & 63]);
+    if (padded) out.append(3 - left, '=');
     return out;
 }
 
+}  // namespace
+
+std::string base64url_encode(std::span<const std::uint8_t> bytes) { return encode(bytes, url_alphabet, false); }
+
 std::string base64url_encode(std::string_view bytes) {
     return base64url_encode(std::span<const std::uint8_t>{reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+}
+
+std::string base64_encode(std::string_view bytes) {
+    return encode({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, standard_alphabet, true);
 }
 
 std::optional<std::string> base64_decode(std::string_view text) {

@@ -1,6 +1,6 @@
 #pragma once
 // RFC 4648 base64 in the two alphabets wheelhouse meets: the standard one inside HTTP Basic
-// credentials (read only), the URL-safe one in the API tokens it prints, the digests of a
+// credentials and Sigstore's attestations, the URL-safe one in the API tokens it prints, the digests of a
 // wheel's RECORD and the JSON Web Tokens and keys of trusted publishing (read).
 
 #include <cstdint>
@@ -15,6 +15,9 @@ namespace wheelhouse::text {
 // config files, and how RECORD writes digests.
 std::string base64url_encode(std::span<const std::uint8_t> bytes);
 std::string base64url_encode(std::string_view bytes);
+
+// The standard alphabet, padded, as Sigstore's signed entry timestamps write an entry's body.
+std::string base64_encode(std::string_view bytes);
 
 // Decodes the standard alphabet. Padding may be left off (some clients do); when present it
 // must be right. Whitespace, the URL-safe characters, misplaced '=' and non-zero leftover

@@ -98,7 +98,7 @@ struct checking_builder {
 
 }  // namespace
 
-result<json::object> parse_json_object(std::string_view text, const json_object_limits& limits) {
+result<json::value> parse_json_value(std::string_view text, const json_object_limits& limits) {
     json::parse_options options;
     options.max_depth = limits.max_depth;
     json::basic_parser<checking_builder> parser(options);
@@ -111,9 +111,14 @@ result<json::object> parse_json_object(std::string_view text, const json_object_
         return invalid("not valid JSON: nested deeper than " + std::to_string(limits.max_depth) + " levels");
     if (failure) return invalid("not valid JSON (" + failure.message() + ") at byte " + std::to_string(used));
     if (used < text.size()) return invalid("not valid JSON (more after the document) at byte " + std::to_string(used));
-    auto value = parser.handler().stack.release();
-    if (!value.is_object()) return invalid("the top level is not a JSON object");
-    return std::move(value.as_object());
+    return parser.handler().stack.release();
+}
+
+result<json::object> parse_json_object(std::string_view text, const json_object_limits& limits) {
+    auto value = parse_json_value(text, limits);
+    if (!value) return value.error();
+    if (!value->is_object()) return invalid("the top level is not a JSON object");
+    return std::move(value->as_object());
 }
 
 }  // namespace wheelhouse::text

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include "wheelhouse/result.hpp"
 
@@ -23,5 +24,7 @@ struct json_object_limits {
 // depth ("the key 'aud' appears twice in one object"), or nesting deeper than the limit
 // ("not valid JSON: nested deeper than 32 levels").
 result<boost::json::object> parse_json_object(std::string_view text, const json_object_limits& limits = {});
+// The same for a document whose top level may be any JSON value (an upload's list of attestations).
+result<boost::json::value> parse_json_value(std::string_view text, const json_object_limits& limits = {});
 
 }  // namespace wheelhouse::text

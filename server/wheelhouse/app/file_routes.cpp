@@ -205,4 +205,22 @@ route_answer download_file(route_context& context, route_request& request) {
     return std::nullopt;
 }
 
+route_answer file_provenance(route_context& context, route_request& request) {
+    const std::string filename(request.capture("filename"));
+    auto found = context.catalog.find_file(filename);
+    if (!found) return request.refuse(found.error());
+    const bool named_so = *found && (*found)->project == request.capture("project") &&
+                          (*found)->normalized_version == request.capture("version");
+    auto provenance = named_so ? context.catalog.provenance_of(filename) : std::optional<std::string>();
+    if (!provenance) return request.refuse(provenance.error());
+    if (!*provenance) {
+        return request.refuse(make_error(error_kind::not_found,
+                                         "no provenance for " + text::quoted(filename, 200) +
+                                             ": it was uploaded without PEP 740 attestations, or is not in this index "
+                                             "under that project and version"));
+    }
+    return transport::make_shared_response(request.header(), http::status::ok, "application/vnd.pypi.integrity.v1+json",
+                                           std::make_shared<const std::string>(std::move(**provenance)));
+}
+
 }  // namespace wheelhouse::app

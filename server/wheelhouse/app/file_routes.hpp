@@ -1,5 +1,6 @@
 #pragma once
-// GET /files/<sha256>/<filename> (the wheel) and /files/<sha256>/<filename>.metadata (PEP 658).
+// GET /files/<sha256>/<filename> (the wheel) and /files/<sha256>/<filename>.metadata (PEP 658);
+// a file's PEP 740 provenance.
 
 #include <optional>
 
@@ -20,5 +21,9 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
 
 // The route: serve_file with the request's own responder; for METADATA, on the read pool.
 route_answer download_file(route_context& context, route_request& request);
+
+// PEP 740's integrity API: GET /integrity/<project>/<version>/<filename>/provenance, the
+// provenance kept when the file was uploaded with attestations that verified; 404 otherwise.
+route_answer file_provenance(route_context& context, route_request& request);
 
 }  // namespace wheelhouse::app

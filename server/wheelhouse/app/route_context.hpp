@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "wheelhouse/app/page_cache.hpp"
@@ -17,6 +18,9 @@
 #include "wheelhouse/upstream/page_store.hpp"
 #include "wheelhouse/upstream/routing.hpp"
 
+namespace wheelhouse::attest {
+struct trust_root;
+}
 namespace wheelhouse::auth {
 class token_store;
 }
@@ -50,6 +54,8 @@ struct trusted_publishing_settings {
     std::string audience = "wheelhouse";
     std::chrono::seconds token_lifetime{900};
     std::map<std::string, oidc::key_set> pinned_keys;  // issuer -> keys; never fetched
+    // PEP 740: what attestations are verified against; null: they are neither checked nor kept.
+    std::shared_ptr<const attest::trust_root> sigstore_root;
     oidc::key_cache::options keys;
     // The scheme of the endpoints PEP 807's discovery names when --public-url does not say:
     // "https" when the server terminates TLS itself (--tls-cert).

@@ -16,6 +16,7 @@ metrics::route label_of(const route& row, bool method_fits, const http_target::r
         const bool metadata = !target.segments.empty() && target.segments.back().ends_with(".metadata");
         return metadata ? metrics::route::metadata : metrics::route::files;
     }
+    if (first == "integrity") return metrics::route::metadata;  // PEP 740: about a file, as its METADATA is
     if (first == "legacy") return metrics::route::upload;
     if (first == "api") return metrics::route::api;
     if (first == "_" || first == ".well-known") return metrics::route::trusted_publishing;

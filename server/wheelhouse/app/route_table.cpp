@@ -57,6 +57,7 @@ constexpr std::array routes{
     route{get_head,   "/variants/{selector}/simple[/]",           read,   scope::listing, private_reads,            tools,   none,   io_thread,  variant_page},
     route{get_head,   "/variants/{selector}/simple/{project...}", read,   scope::project, private_reads,            tools,   none,   io_thread,  variant_page},
     route{get_head,   "/files/{sha256}/{filename}",               read,   scope::file,    private_reads,            tools,   none,   io_thread,  download_file},
+    route{get_head,   "/integrity/{project}/{version}/{filename}/provenance", read, scope::file, private_reads,    tools,   none,   read_pool,  file_provenance},
     // twine, curl -F and curl -T.
     route{POST,       "/legacy[/]",                               upload, scope::body,    uploads,                  tools,   stream, ingest,     ingest_upload},
     route{PUT,        "/api/v1/files/{filename}",                 upload, scope::file,    uploads,                  tools,   stream, ingest,     ingest_upload},

@@ -42,6 +42,7 @@ rendered render_project(const route_context& context, const std::string& name, c
     const auto note = render::left_out_note(files, listed, project.name);
     render::link_options links;
     links.files_base = context.settings.files_base;
+    links.integrity_base = context.settings.public_root + "integrity/";
     return std::optional(format == pep691::page_format::json
                              ? render::project_page_json(project, listed, links, release_files, note)
                              : render::project_page_html(project, listed, links, release_files, note));

@@ -1,16 +1,19 @@
 #include "wheelhouse/app/upload_routes.hpp"
 
 #include <charconv>
+#include <chrono>
 
 #include <boost/json.hpp>
 
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/route_access.hpp"
 #include "wheelhouse/app/upload_sinks.hpp"
+#include "wheelhouse/attest/provenance.hpp"
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/auth/build_labels.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/ingest/ingester.hpp"
+#include "wheelhouse/oidc/publisher_store.hpp"
 #include "wheelhouse/transport/responses.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 
@@ -43,6 +46,32 @@ std::optional<std::string> digest_field(const upload::form_collector& form, std:
     const auto value = form.first_value(name);
     if (!value || value->empty()) return std::nullopt;  // twine sends "" for digests it has not
     return std::string(*value);
+}
+
+// PEP 740: the provenance to keep from the form's `attestations` field; "" when it sent none,
+// or when this index checks none (no --sigstore-trust-root: nothing is served as checked).
+// Attestations must be signed by the trusted publisher whose exchange minted the upload token,
+// as on PyPI; an API token's upload that carries them is refused, not stored without them.
+result<std::string> provenance_of_form(const route_context& context, const auth::token_grant& grant,
+                                       const upload::form_collector& form, std::string_view filename,
+                                       std::string_view sha256) {
+    const auto field = form.first_value("attestations");
+    const auto& root = context.settings.publishing.sigstore_root;
+    if (!field || field->empty() || *field == "[]" || !root) return std::string();
+    if (!grant.publisher_id) {
+        return invalid("upload without attestations, or publish through a trusted publisher: this index takes PEP 740 "
+                       "attestations only with a token a trusted publisher minted");
+    }
+    auto publisher = context.publishers->find(*grant.publisher_id);
+    if (!publisher) return publisher.error();
+    if (!*publisher) {
+        return make_error(error_kind::forbidden, "mint a new token: the trusted publisher that minted this one is gone");
+    }
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+        std::chrono::system_clock::now().time_since_epoch()).count();
+    auto provenance = attest::provenance_of_upload(*root, **publisher, *field, filename, sha256, now);
+    if (!provenance) return invalid("upload without attestations, or fix them: " + provenance.error().message);
+    return provenance;
 }
 
 metrics::ingest_outcome outcome_of(const result<ingest::ingest_result>& ingested) {
@@ -137,6 +166,9 @@ route_answer ingest_upload(route_context& context, route_request& request) {
         auto project = request.may_act_on_file(filename);
         if (!project) return request.refuse(project.error());
         if (const auto named = form.first_value("name")) options.form_project = std::string(*named);
+        auto provenance = provenance_of_form(context, grant, form, filename, received.digests.sha256);
+        if (!provenance) return request.refuse(provenance.error());
+        options.provenance = std::move(*provenance);
     }
     incoming.sink.reset();
     options.received = received.digests;

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/app/application.hpp"
+#include "wheelhouse/attest/trust_root.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/cli/commands.hpp"
 #include "wheelhouse/config/settings.hpp"
@@ -90,6 +91,20 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.bucket_url_lifetime = settings.s3_url_lifetime;
     out.bucket_client = config::bucket_client_settings_from(settings);
     return out;
+}
+
+// --sigstore-trust-root: read and parsed now, so a bad file stops the start.
+result<std::shared_ptr<const attest::trust_root>> sigstore_root_from(const std::string& path) {
+    if (path.empty()) return std::shared_ptr<const attest::trust_root>();
+    std::ifstream in(path, std::ios::binary);
+    std::string text(attest::max_trust_root_bytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    auto parsed = attest::parse_trust_root(text);
+    if (!parsed) return invalid("--sigstore-trust-root " + path + ": " + parsed.error().message);
+    spdlog::info("PEP 740 attestations are verified against {} ({} certificate authorities, {} transparency logs)",
+                 path, parsed->authorities.size(), parsed->logs.size());
+    return std::make_shared<const attest::trust_root>(std::move(*parsed));
 }
 
 // --oidc-jwks: each ISSUER=FILE read and its keys parsed now, so a bad file stops the start.
@@ -190,6 +205,12 @@ int serve(const config::overrides& values) {
         return 2;
     }
     application_settings.publishing.pinned_keys = std::move(*pinned);
+    auto sigstore_root = sigstore_root_from(settings.sigstore_trust_root);
+    if (!sigstore_root) {
+        spdlog::error("{}", sigstore_root.error().message);
+        return 2;
+    }
+    application_settings.publishing.sigstore_root = std::move(*sigstore_root);
     auto certificate = certificate_from(settings);
     if (!certificate) {
         spdlog::error("{}", certificate.error().message);

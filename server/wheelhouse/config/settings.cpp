@@ -182,6 +182,10 @@ const std::vector<setting>& table() {
         declare(serving, "oidc-jwks", &settings::oidc_jwks,
                 "Comma-separated ISSUER=FILE: take that issuer's signing keys from a JWK set file instead of "
                 "fetching them (air-gapped sites)", pinned_key_files),
+        declare(serving, "sigstore-trust-root", &settings::sigstore_trust_root,
+                "Sigstore trusted_root.json that PEP 740 attestations sent with uploads are verified against; "
+                "those that verify are served as provenance (default: none; attestations are then not kept)",
+                readable_file_if_set),
         declare(serving, "outbound-workers", &settings::outbound_workers,
                 "Threads for work that waits on other hosts: registrations of release assets, upstream indexes' pages and files, and trusted publishers' key fetches (default 4)", at_least_one),
         declare(serving, "outbound-queue", &settings::outbound_queue,

@@ -58,6 +58,7 @@ struct settings {
     std::string oidc_audience;  // empty: --public-url's host, else "wheelhouse"
     std::chrono::seconds oidc_token_lifetime{900};
     std::vector<std::string> oidc_jwks;  // "ISSUER=FILE": that issuer's keys from a file, never fetched
+    std::string sigstore_trust_root;     // PEP 740: the trusted_root.json attestations are checked against
     unsigned outbound_workers = 4;
     unsigned outbound_queue = 32;
     // Upstream indexes (issue 26): names this index does not own, served from them.
