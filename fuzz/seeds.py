@@ -325,7 +325,14 @@ def corpora() -> dict[str, list[str | bytes]]:
         "oidc_key_set_fuzz": key_sets(),
         "upstream_page_fuzz": upstream_pages(),
         "s3_xml_answer_fuzz": s3_answers(),
+        "attest_attestation_fuzz": attestations(),
     }
+
+
+def attestations() -> list[bytes]:
+    """Attestations the harness's fixed trust root verifies: the saved ones."""
+    folder = pathlib.Path(__file__).parent / "regressions" / "attest_attestation_fuzz"
+    return [path.read_bytes() for path in sorted(folder.iterdir())]
 
 
 def s3_answers() -> list[str]:

@@ -29,7 +29,7 @@ import requests
 from oidc_issuer import Workflow
 from publishing_clients import pypa_action
 from server_process import ServerProcess
-from sigstore_stand_in import (DEFAULT_SHA, GITLAB_SERVER, PUBLISH_V1, SLSA_PROVENANCE_V1, Identity, TestSigstore,
+from sigstore_stand_in import (DEFAULT_SHA, PUBLISH_V1, SLSA_PROVENANCE_V1, Identity, TestSigstore,
                                b64, github, gitlab, statement_bytes)
 from test_sdists import sdist_bytes
 from test_uploads import make_token

@@ -153,6 +153,19 @@ result<std::int64_t> check_log_entry(const trust_root& root, const decoded_mater
     return *integrated;
 }
 
+// What Fulcio's leaves are and sigstore-python requires: no CA, key usage digitalSignature and
+// extended key usage codeSigning, both present (OpenSSL reports an absent one as every usage).
+result<void> check_leaf_usage(X509& leaf) {
+    const auto flags = X509_get_extension_flags(&leaf);
+    if ((flags & EXFLAG_CA) != 0 || X509_check_ca(&leaf) != 0)
+        return refused("certificate is a CA's; a signing certificate must not be one");
+    if ((flags & EXFLAG_KUSAGE) == 0 || (X509_get_key_usage(&leaf) & KU_DIGITAL_SIGNATURE) == 0)
+        return refused("certificate is not for signatures (no digitalSignature key usage)");
+    if ((flags & EXFLAG_XKUSAGE) == 0 || (X509_get_extended_key_usage(&leaf) & XKU_CODE_SIGN) == 0)
+        return refused("certificate is not for code signing (no codeSigning extended key usage)");
+    return {};
+}
+
 // The leaf chains to one of the trust root's authorities, as things stood when it was logged.
 result<void> check_chain(const trust_root& root, X509& leaf, std::int64_t at) {
     std::string last_error = "no certificate authority of the trust root was valid then";
@@ -173,11 +186,7 @@ result<void> check_chain(const trust_root& root, X509& leaf, std::int64_t at) {
         const bool chained = X509_verify_cert(context.get()) == 1;
         if (!chained) last_error = X509_verify_cert_error_string(X509_STORE_CTX_get_error(context.get()));
         ERR_clear_error();
-        if (chained) {
-            if ((X509_get_extended_key_usage(&leaf) & XKU_CODE_SIGN) == 0)
-                return refused("certificate is not for code signing (no codeSigning extended key usage)");
-            return {};
-        }
+        if (chained) return check_leaf_usage(leaf);
     }
     return refused("certificate does not chain to the Sigstore trust root at the time it was logged: " + last_error);
 }

@@ -40,7 +40,7 @@ struct certificate_authority {
 
 struct transparency_log {
     std::string base_url;
-    std::string log_id;               // raw bytes: the SHA-256 of the key's DER SubjectPublicKeyInfo
+    std::string log_id;               // raw bytes (Rekor v1: the SHA-256 of the key's DER SubjectPublicKeyInfo)
     std::shared_ptr<EVP_PKEY> key;    // never null; an EC P-256 or P-384 key
     validity valid;
 };
@@ -55,10 +55,11 @@ struct trust_root {
 
 // Reads a trusted_root.json: its "certificateAuthorities" (certChain.certificates[].rawBytes,
 // base64 DER; validFor) and "tlogs" (publicKey.rawBytes, base64 DER SubjectPublicKeyInfo;
-// logId.keyId; validFor). CT logs and timestamp authorities are not used here. `invalid`, with
-// the reason, for a document that is not such JSON (a repeated key included), a certificate or
-// key that does not parse, a log key that is not EC P-256/P-384, a log whose keyId is not its
-// key's SHA-256, a time that is not RFC 3339 UTC, and a root with no authority or no log.
+// logId.keyId; validFor). A log whose key is not EC P-256/P-384 (Rekor v2's Ed25519) is passed
+// over; CT logs and timestamp authorities are not used here. `invalid`, with the reason, for a
+// document that is not such JSON (a repeated key included), a certificate or key that does not
+// parse, a log without keyId, a time that is not RFC 3339 UTC, and a root with no authority or
+// no usable log.
 result<trust_root> parse_trust_root(std::string_view json);
 
 // "2021-03-07T03:20:29Z" or with a fraction ("….000Z"), as protobuf's JSON writes a Timestamp:

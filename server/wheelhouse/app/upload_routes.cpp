@@ -1,5 +1,6 @@
 #include "wheelhouse/app/upload_routes.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 
@@ -55,6 +56,9 @@ std::optional<std::string> digest_field(const upload::form_collector& form, std:
 result<std::string> provenance_of_form(const route_context& context, const auth::token_grant& grant,
                                        const upload::form_collector& form, std::string_view filename,
                                        std::string_view sha256) {
+    const auto& fields = form.fields();
+    if (std::count_if(fields.begin(), fields.end(), [](const auto& one) { return one.name == "attestations"; }) > 1)
+        return invalid("send one 'attestations' field, a JSON list of them all: this upload has several");
     const auto field = form.first_value("attestations");
     const auto& root = context.settings.publishing.sigstore_root;
     if (!field || field->empty() || *field == "[]" || !root) return std::string();

@@ -93,14 +93,19 @@ app::app_settings app_settings_from(const config::settings& settings) {
     return out;
 }
 
+// A key file's first `most + 1` bytes: its parser refuses one past its bound by the length.
+std::string read_key_file(const std::filesystem::path& path, std::size_t most) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text(most + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+}
+
 // --sigstore-trust-root: read and parsed now, so a bad file stops the start.
 result<std::shared_ptr<const attest::trust_root>> sigstore_root_from(const std::string& path) {
     if (path.empty()) return std::shared_ptr<const attest::trust_root>();
-    std::ifstream in(path, std::ios::binary);
-    std::string text(attest::max_trust_root_bytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    auto parsed = attest::parse_trust_root(text);
+    auto parsed = attest::parse_trust_root(read_key_file(path, attest::max_trust_root_bytes));
     if (!parsed) return invalid("--sigstore-trust-root " + path + ": " + parsed.error().message);
     spdlog::info("PEP 740 attestations are verified against {} ({} certificate authorities, {} transparency logs)",
                  path, parsed->authorities.size(), parsed->logs.size());
@@ -108,19 +113,12 @@ result<std::shared_ptr<const attest::trust_root>> sigstore_root_from(const std::
 }
 
 // --oidc-jwks: each ISSUER=FILE read and its keys parsed now, so a bad file stops the start.
-result<std::map<std::string, oidc::key_set>> pinned_keys(const std::vector<std::string>& pins) {
+result<std::map<std::string, oidc::key_set>> pinned_keys(const std::vector<config::pinned_key_file>& pins) {
     std::map<std::string, oidc::key_set> keys;
     for (const auto& pin : pins) {
-        const auto equals = pin.find('=');  // checked by the settings
-        const std::string issuer = pin.substr(0, equals);
-        const std::filesystem::path file = pin.substr(equals + 1);
-        std::ifstream in(file, std::ios::binary);
-        std::string text(oidc::max_key_set_bytes + 1, '\0');
-        in.read(text.data(), static_cast<std::streamsize>(text.size()));
-        text.resize(static_cast<std::size_t>(in.gcount()));
-        auto parsed = oidc::parse_key_set(text);
-        if (!parsed) return invalid("--oidc-jwks " + file.string() + ": " + parsed.error().message);
-        keys.insert_or_assign(issuer, std::move(*parsed));
+        auto parsed = oidc::parse_key_set(read_key_file(pin.file, oidc::max_key_set_bytes));
+        if (!parsed) return invalid("--oidc-jwks " + pin.file + ": " + parsed.error().message);
+        keys.insert_or_assign(pin.issuer, std::move(*parsed));
     }
     return keys;
 }

@@ -93,21 +93,6 @@ result<void> audience_text(std::string& audience) {
     return {};
 }
 
-// Each "ISSUER=FILE": an https:// issuer and a readable file (its keys are read at start).
-result<void> pinned_key_files(std::vector<std::string>& pins) {
-    for (const auto& pin : pins) {
-        const auto equals = pin.find('=');
-        const auto issuer = pin.substr(0, equals == std::string::npos ? 0 : equals);
-        std::error_code ec;
-        if (equals == std::string::npos || !issuer.starts_with("https://") ||
-            !std::filesystem::is_regular_file(pin.substr(equals + 1), ec)) {
-            return invalid("'" + pin + "' is not ISSUER=FILE with an https:// issuer and a readable JWK set file, e.g. "
-                           "https://token.actions.githubusercontent.com=/etc/wheelhouse/github-jwks.json");
-        }
-    }
-    return {};
-}
-
 // --- the settings: one row each, in --help's order; the default is the field's in settings.hpp ---
 
 const std::vector<setting>& table() {
@@ -180,8 +165,8 @@ const std::vector<setting>& table() {
                 "Seconds an upload token minted for a trusted publisher lives (default 900; 900 to 21600)",
                 minted_token_lifetime),
         declare(serving, "oidc-jwks", &settings::oidc_jwks,
-                "Comma-separated ISSUER=FILE: take that issuer's signing keys from a JWK set file instead of "
-                "fetching them (air-gapped sites)", pinned_key_files),
+                "ISSUER=FILE: take that issuer's signing keys from a JWK set file instead of fetching them "
+                "(air-gapped sites); once per issuer"),
         declare(serving, "sigstore-trust-root", &settings::sigstore_trust_root,
                 "Sigstore trusted_root.json that PEP 740 attestations sent with uploads are verified against; "
                 "those that verify are served as provenance (default: none; attestations are then not kept)",

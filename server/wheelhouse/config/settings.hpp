@@ -22,6 +22,12 @@
 
 namespace wheelhouse::config {
 
+// --oidc-jwks: an issuer whose signing keys are read from a JWK set file, never fetched.
+struct pinned_key_file {
+    std::string issuer;  // https://
+    std::string file;    // readable when the setting is read
+};
+
 struct settings {
     std::string listen = "127.0.0.1:8080";
     std::string tls_cert;       // PEM, certificate then chain: HTTPS on --listen; empty: plain HTTP
@@ -57,7 +63,7 @@ struct settings {
     // Trusted publishing (OIDC) and the lane its key fetches run on.
     std::string oidc_audience;  // empty: --public-url's host, else "wheelhouse"
     std::chrono::seconds oidc_token_lifetime{900};
-    std::vector<std::string> oidc_jwks;  // "ISSUER=FILE": that issuer's keys from a file, never fetched
+    std::vector<pinned_key_file> oidc_jwks;  // that issuer's keys from a file, never fetched
     std::string sigstore_trust_root;     // PEP 740: the trusted_root.json attestations are checked against
     unsigned outbound_workers = 4;
     unsigned outbound_queue = 32;

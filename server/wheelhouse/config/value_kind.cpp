@@ -141,6 +141,29 @@ result<void> value_kind<std::vector<upstream::upstream_index>>::assign(std::vect
     return {};
 }
 
+result<pinned_key_file> parse_pinned_key_file(std::string_view text) {
+    const auto equals = text.find('=');
+    const auto issuer = text.substr(0, equals == std::string_view::npos ? 0 : equals);
+    const auto file = equals == std::string_view::npos ? std::string_view{} : text.substr(equals + 1);
+    std::error_code ec;
+    if (!issuer.starts_with("https://") || file.empty() || !std::filesystem::is_regular_file(file, ec)) {
+        return invalid("'" + std::string(text) + "' is not ISSUER=FILE with an https:// issuer and a readable JWK set "
+                       "file, e.g. https://token.actions.githubusercontent.com=/etc/wheelhouse/github-jwks.json");
+    }
+    return pinned_key_file{std::string(issuer), std::string(file)};
+}
+
+std::optional<std::vector<std::string>> value_kind<std::vector<pinned_key_file>>::from_file(const toml::node& node) {
+    return strings_or_tables(node, [](const toml::table&) -> std::optional<std::string> { return std::nullopt; });
+}
+
+result<void> value_kind<std::vector<pinned_key_file>>::assign(std::vector<pinned_key_file>& out, const input& value) {
+    auto parsed = parse_each<pinned_key_file>(value, parse_pinned_key_file);
+    if (!parsed) return parsed.error();
+    out = std::move(parsed).value();
+    return {};
+}
+
 std::optional<std::vector<std::string>> value_kind<std::vector<upstream::route>>::from_file(const toml::node& node) {
     return strings_or_tables(node, [](const toml::table& table) -> std::optional<std::string> {
         const auto index = table["index"].value<std::string>();

@@ -18,6 +18,7 @@
 #include <toml++/toml.h>
 
 #include "wheelhouse/catalog/records.hpp"
+#include "wheelhouse/config/settings.hpp"
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/upstream/routing.hpp"
 
@@ -117,6 +118,16 @@ struct value_kind<std::vector<upstream::route>> : ordered_list_value<upstream::r
         "an array of \"INDEX: PROJECT... = UPSTREAM\" strings, or of tables with index, projects and upstream";
     static std::optional<input> from_file(const toml::node& node);
     static result<void> assign(std::vector<upstream::route>& out, const input& value);
+};
+
+// "ISSUER=FILE", as --oidc-jwks takes it; `invalid` with an example otherwise.
+result<pinned_key_file> parse_pinned_key_file(std::string_view text);
+
+template <>
+struct value_kind<std::vector<pinned_key_file>> : ordered_list_value<pinned_key_file> {
+    static constexpr std::string_view expected = "an array of \"ISSUER=FILE\" strings";
+    static std::optional<input> from_file(const toml::node& node);
+    static result<void> assign(std::vector<pinned_key_file>& out, const input& value);
 };
 
 template <>
