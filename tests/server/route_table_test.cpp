@@ -122,7 +122,7 @@ void walk_the_table(bool private_index) {
          auth::scope::admin, true},
     };
     const std::map<std::string, std::string> samples = {
-        {"project", std::string(sample_project)}, {"filename", sample_file}, {"sha256", file.sha256},
+        {"project", std::string(sample_project)}, {"filename", sample_file}, {"sha256", file.sha256}, {"version", "1.0"},
         {"selector", "cu130"},                    {"name", "nobody"},        {"path", "js/app.mjs"},
         {"id", "1"},
     };
@@ -244,7 +244,8 @@ void walk_every_kind_of_file(bool private_index) {
         for (const auto& [bit, method] : every_method) {
             if ((route.methods & bit) == 0) continue;
             for (const auto& [name, own] : names_of_every_kind()) {
-                std::map<std::string, std::string> samples = {{"filename", encoded(name)}, {"sha256", file.sha256}};
+                std::map<std::string, std::string> samples = {
+                    {"filename", encoded(name)}, {"sha256", file.sha256}, {"version", "1.0"}, {"project", "kernels"}};
                 std::string type, body;
                 if (body_names_a_file) {
                     auto named = body_naming(route, method, name, wheel);
