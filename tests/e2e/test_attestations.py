@@ -174,18 +174,23 @@ def name_and_version(filename: str) -> tuple[str, str]:
     return name, version
 
 
+def metadata_fields(dist: pathlib.Path) -> list[tuple[str, str]]:
+    """The form's fields before the file, as twine and uv send them."""
+    name, version = name_and_version(dist.name)
+    return [(":action", "file_upload"), ("protocol_version", "1"), ("metadata_version", "2.1"), ("name", name),
+            ("version", version), ("filetype", "bdist_wheel" if dist.name.endswith(".whl") else "sdist"),
+            ("pyversion", dist.name.split("-")[-3] if dist.name.endswith(".whl") else "source"),
+            ("sha256_digest", hashlib.sha256(dist.read_bytes()).hexdigest())]
+
+
 def upload(index: Index, token: str, dist: pathlib.Path, attestations: list | None = None, *, field: str | None = None,
            order: str = "uv") -> requests.Response:
     """POSTs the upload form to /legacy/ as `__token__`: the metadata fields, then (order "uv", as
     uv's build_upload_request) the file and the `attestations` field after it, or (order "twine",
     as twine's upload) the `attestations` field among the metadata and the file last. `field` is
     the field's raw text (default: json.dumps(attestations), as both clients write it)."""
-    name, version = name_and_version(dist.name)
     content = dist.read_bytes()
-    fields = [(":action", "file_upload"), ("protocol_version", "1"), ("metadata_version", "2.1"), ("name", name),
-              ("version", version), ("filetype", "bdist_wheel" if dist.name.endswith(".whl") else "sdist"),
-              ("pyversion", dist.name.split("-")[-3] if dist.name.endswith(".whl") else "source"),
-              ("sha256_digest", hashlib.sha256(content).hexdigest())]
+    fields = metadata_fields(dist)
     value = field if field is not None else (json.dumps(attestations) if attestations is not None else None)
     boundary = uuid.uuid4().hex
     parts = []

@@ -37,7 +37,7 @@ from sigstore_stand_in import (FULCIO_OIDS, LEAF_LIFETIME, PUBLISH_V1, RAW_EXTEN
 from test_attestations import (GITHUB_PUBLISHER, INTEGRITY_JSON, PROJECT, SIMPLE_JSON, anchor_attributes,  # noqa: F401
                                assert_no_provenance, assert_provenance, assert_refused, attesting, file_entry,
                                fresh_issuer, fresh_sdist, fresh_wheel, identity_of, index, integrity_path, issuer,
-                               listed, mint, name_and_version, project_of, sigstore, stranger, upload)
+                               listed, metadata_fields, mint, name_and_version, project_of, sigstore, stranger, upload)
 from oidc_issuer import Workflow
 from server_process import ServerProcess
 from test_uploads import make_token
@@ -51,12 +51,8 @@ def form_upload(index: Index, token: str, dist: pathlib.Path, extra: list[tuple[
                 timeout: float = 60) -> requests.Response:
     """The upload form as test_attestations.upload sends it, the file first, then `extra` parts:
     (name, raw value, filename or None); a part with a filename is a file part."""
-    name, version = name_and_version(dist.name)
     content = dist.read_bytes()
-    fields = [(":action", "file_upload"), ("protocol_version", "1"), ("metadata_version", "2.1"), ("name", name),
-              ("version", version), ("filetype", "bdist_wheel" if dist.name.endswith(".whl") else "sdist"),
-              ("pyversion", dist.name.split("-")[-3] if dist.name.endswith(".whl") else "source"),
-              ("sha256_digest", hashlib.sha256(content).hexdigest())]
+    fields = metadata_fields(dist)
     boundary = uuid.uuid4().hex
     parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{text}\r\n'.encode()
              for key, text in fields]

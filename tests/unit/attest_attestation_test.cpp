@@ -1,7 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
 
 #include <boost/json/serialize.hpp>
 
@@ -9,6 +7,7 @@
 #include "wheelhouse/attest/provenance.hpp"
 #include "wheelhouse/attest/trust_root.hpp"
 #include "wheelhouse/text/json_object.hpp"
+#include "test_support.hpp"
 
 #ifndef WHEELHOUSE_ATTESTATIONS_DIR
 #error "tests/CMakeLists.txt defines WHEELHOUSE_ATTESTATIONS_DIR"
@@ -24,11 +23,9 @@ constexpr std::string_view seeds_sha256 = "146ea06ec74ba05a36df91daeb3d5204f83fe
 constexpr std::int64_t far_future = 4102444800;
 
 std::string saved(std::string_view name) {
-    std::ifstream in(std::string(WHEELHOUSE_ATTESTATIONS_DIR) + "/" + std::string(name), std::ios::binary);
-    REQUIRE(in);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    auto text = testing::read_file(std::filesystem::path(WHEELHOUSE_ATTESTATIONS_DIR) / name);
+    REQUIRE_FALSE(text.empty());
+    return text;
 }
 
 attest::trust_root seeds_root() {

@@ -4,14 +4,12 @@
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
-
 #include "wheelhouse/attest/attestation.hpp"
 #include "wheelhouse/attest/provenance.hpp"
 #include "wheelhouse/attest/trust_root.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/text/json_object.hpp"
+#include "test_support.hpp"
 
 #ifndef WHEELHOUSE_TEST_DATA_DIR
 #error "tests/CMakeLists.txt defines WHEELHOUSE_TEST_DATA_DIR as the path of tests/data"
@@ -24,11 +22,9 @@ namespace {
 constexpr std::int64_t now = 1795000000;  // November 2026
 
 std::string data_file(std::string_view name) {
-    std::ifstream in(std::string(WHEELHOUSE_TEST_DATA_DIR) + "/attest/" + std::string(name), std::ios::binary);
-    REQUIRE(in);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    auto text = testing::read_file(std::filesystem::path(WHEELHOUSE_TEST_DATA_DIR) / "attest" / name);
+    REQUIRE_FALSE(text.empty());
+    return text;
 }
 
 const attest::trust_root& public_good() {

@@ -532,3 +532,42 @@ TEST_CASE("ingester: bad sdists are refused with the reason, and nothing is stor
     check_refused(data.ingest(good, "demo-1.0.txt"), error_kind::invalid, "must end in '.whl' (an sdist's in '.tar.gz')");
     data.check_untouched();
 }
+
+namespace {
+
+// A put while the spool arrived, into a store that refuses its completion without being asked
+// (bucket_blobs while it rests after a failure): its pieces are still up there until abandoned.
+class refused_growing_put final : public storage::growing_put {
+public:
+    explicit refused_growing_put(std::atomic<int>& abandoned) : abandoned_(abandoned) {}
+    void grew_to(std::uint64_t) noexcept override {}
+    void ended() noexcept override {}
+    result<void> finish() override { return make_error(error_kind::unavailable, "try again shortly: resting"); }
+    storage::leftovers left() const noexcept override { return storage::leftovers::pieces; }
+    void abandon(std::function<void(storage::leftovers)> settled) noexcept override {
+        ++abandoned_;
+        if (settled) settled(storage::leftovers::none);  // its pieces thrown away
+    }
+
+private:
+    std::atomic<int>& abandoned_;
+};
+
+}  // namespace
+
+TEST_CASE("ingester: a put the store refused to complete is abandoned with its claim", "[ingester]") {
+    data_dir data;
+    const auto wheel = build_wheel(flash_attn_spec());
+    const auto sha256 = crypto::sha256_hex(wheel);
+    std::atomic<int> abandoned{0};
+    auto claim = data.store.claim_blob(sha256);
+    REQUIRE(claim);
+    ingest::ingest_options options = uploaded_by("ci");
+    options.early_blob = std::make_shared<storage::early_blob>(std::move(*claim),
+                                                               std::make_unique<refused_growing_put>(abandoned));
+    auto refused = data.ingest(wheel, flash_attn_filename, options);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().kind == error_kind::unavailable);
+    CHECK(abandoned == 1);       // its pieces are thrown away now, not at the next start
+    data.check_untouched();      // and the claim went with them: tmp/ is empty
+}

@@ -338,13 +338,16 @@ result<void> ingester::put_bytes(pending_add& pending) {
 
 result<void> ingester::finish_growing(pending_add& pending) {
     auto finished = pending.growing->finish();
-    const auto left = finished ? storage::leftovers::blob : pending.growing->left();
-    pending.growing.reset();
     // A completion the store finishes after we gave up leaves an object: count it ours.
-    pending.put_by_us = left == storage::leftovers::blob;
-    if (finished) return finished;
-    if (left == storage::leftovers::blob) release_or_leave_claim(pending.row.file.sha256, pending.claim);
-    if (left == storage::leftovers::pieces) (void)pending.claim.release();  // for the next start's sweep
+    pending.put_by_us = finished || pending.growing->left() == storage::leftovers::blob;
+    if (pending.put_by_us) {
+        pending.growing.reset();
+        if (!finished) release_or_leave_claim(pending.row.file.sha256, pending.claim);
+        return finished;
+    }
+    // Its pieces are thrown away as a refused upload's are, the claim going when they have: a
+    // finish refused before the store was asked (a resting bucket) leaves the upload running.
+    storage::early_blob(std::move(pending.claim), std::move(pending.growing)).abandon();
     return finished;
 }
 
