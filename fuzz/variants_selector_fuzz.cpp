@@ -17,7 +17,7 @@
 #include "fuzz_support.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
 #include "wheelhouse/variants/selector.hpp"
-#include "wheelhouse/variants/variant_view.hpp"
+#include "wheelhouse/catalog/variant_view.hpp"
 
 namespace {
 
@@ -67,12 +67,12 @@ void check_decoded_label_selector_round_trip(const build_variant& file, std::str
     record.filename = "x-1-py3-none-any.whl";
     record.normalized_version = "1";
     record.variant = file;
-    for (const auto& candidate : wheelhouse::variants::candidate_selectors(file)) {
+    for (const auto& candidate : wheelhouse::catalog::candidate_selectors(file)) {
         const std::string name = candidate.canonical();
         auto again = wheelhouse::variants::parse_selector(name);
         WHEELHOUSE_FUZZ_CHECK(again && again->constraints == candidate.constraints,
                               std::string(label) + " is offered " + name + ", which reads as something else");
-        const auto listed = wheelhouse::variants::listed_files(std::span(&record, 1), *again);
+        const auto listed = wheelhouse::catalog::listed_files(std::span(&record, 1), *again);
         WHEELHOUSE_FUZZ_CHECK(listed.size() == 1, std::string(label) + " is offered " + name + ", which lists nothing");
     }
 }

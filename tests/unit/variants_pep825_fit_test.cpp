@@ -6,7 +6,7 @@
 #include "file_records.hpp"
 #include "wheelhouse/pep825/variant_metadata.hpp"
 #include "wheelhouse/variants/pep825_fit.hpp"
-#include "wheelhouse/variants/variant_view.hpp"
+#include "wheelhouse/catalog/variant_view.hpp"
 
 using namespace wheelhouse;
 using variants::pep825_fit;
@@ -67,7 +67,7 @@ TEST_CASE("pep825 fit: a variant index lists the best PEP 825 build beside the b
     };
     const auto names = [&](std::string_view selector) {
         std::vector<std::string> out;
-        for (const auto index : variants::listed_files(files, wanted(selector))) out.push_back(files[index].filename);
+        for (const auto index : catalog::listed_files(files, wanted(selector))) out.push_back(files[index].filename);
         return out;
     };
     CHECK(names("cu128-sm120") == std::vector<std::string>{
@@ -77,6 +77,6 @@ TEST_CASE("pep825 fit: a variant index lists the best PEP 825 build beside the b
     CHECK(names("cu130-sm120")[0] == "flash_attn-2.8.3-cp312-cp312-linux_x86_64-cu130_sm120.whl");
     CHECK(names("cpu") == std::vector<std::string>{"flash_attn-2.8.3-cp312-cp312-linux_x86_64-null.whl",
                                                    "flash_attn-2.8.3-cp312-cp312-linux_x86_64.whl"});
-    const auto reaching = variants::reaching_selectors(files);
+    const auto reaching = catalog::reaching_selectors(files);
     CHECK(std::find(reaching[2].begin(), reaching[2].end(), "cu128-sm120") != reaching[2].end());
 }

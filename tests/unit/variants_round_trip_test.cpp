@@ -18,7 +18,7 @@
 #include "tsv_table.hpp"
 #include "wheelhouse/pep427/wheel_filename.hpp"
 #include "wheelhouse/pep440/version.hpp"
-#include "wheelhouse/variants/variant_view.hpp"
+#include "wheelhouse/catalog/variant_view.hpp"
 
 using namespace wheelhouse;
 
@@ -63,7 +63,7 @@ catalog::file_record lone_build(const variants::build_variant& variant) {
 // Each candidate selector of `variant` reads back as itself and lists the build on its own.
 std::size_t check_candidates(const variants::build_variant& variant, const std::string& where) {
     const auto lone = lone_build(variant);
-    const auto candidates = variants::candidate_selectors(variant);
+    const auto candidates = catalog::candidate_selectors(variant);
     CHECK(candidates.empty() == !variants::speaks_to_machine(variant));
     for (const auto& candidate : candidates) {
         const auto name = candidate.canonical();
@@ -72,7 +72,7 @@ std::size_t check_candidates(const variants::build_variant& variant, const std::
         REQUIRE(again);
         CHECK(again->constraints == candidate.constraints);
         CHECK(again->canonical() == name);
-        CHECK(variants::listed_files(std::span(&lone, 1), *again) == std::vector<std::size_t>{0});
+        CHECK(catalog::listed_files(std::span(&lone, 1), *again) == std::vector<std::size_t>{0});
     }
     return candidates.size();
 }
@@ -84,7 +84,7 @@ TEST_CASE("variants: every label in tests/data round-trips through the selectors
     const auto data = every_label();
     std::size_t wheels = 0, offered = 0;
     for (const auto& [project, files] : data.wheels_by_project) {
-        const auto reaching = variants::reaching_selectors(files);
+        const auto reaching = catalog::reaching_selectors(files);
         for (std::size_t index = 0; index < files.size(); ++index) {
             ++wheels;
             offered += check_candidates(files[index].variant, files[index].filename);
@@ -93,7 +93,7 @@ TEST_CASE("variants: every label in tests/data round-trips through the selectors
                 CAPTURE(files[index].filename, name);
                 const auto again = variants::parse_selector(name);
                 REQUIRE(again);
-                const auto listed = variants::listed_files(files, *again);
+                const auto listed = catalog::listed_files(files, *again);
                 CHECK(std::binary_search(listed.begin(), listed.end(), index));
             }
         }

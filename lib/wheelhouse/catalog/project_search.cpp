@@ -10,7 +10,7 @@
 #include "wheelhouse/catalog/row_columns.hpp"
 #include "wheelhouse/pep440/version.hpp"
 #include "wheelhouse/text/ascii.hpp"
-#include "wheelhouse/variants/variant_view.hpp"
+#include "wheelhouse/catalog/variant_view.hpp"
 #include "wheelhouse/sqlite/statement.hpp"
 
 namespace wheelhouse::catalog {
@@ -191,7 +191,7 @@ result<build_filter> parse_build_filter(const build_filter_text& text) {
         out.wanted = std::move(*wanted);
         // A filter asks for a torch family ("torch2.10" for 2.10.0 too), as the matrix heads it.
         auto& torch = out.wanted.constraints.torch;
-        if (torch) torch = variants::torch_family(*torch);
+        if (torch) torch = torch_family(*torch);
     }
     if (!text.python.empty()) {
         std::string python(text.python);
@@ -253,7 +253,7 @@ result<build_words> words_of_builds(const catalog& catalog, const project_filter
             const auto& variant = shape.variant;
             if (variant.cuda) words.cuda.insert(variants::cuda_word(*variant.cuda));
             if (variant.rocm) words.rocm.insert("rocm" + *variant.rocm);
-            if (variant.torch) words.torch.insert("torch" + variants::torch_family(*variant.torch));
+            if (variant.torch) words.torch.insert("torch" + torch_family(*variant.torch));
             if (variant.sm) {
                 for_each_part(*variant.sm, ',', [&](std::string_view arch) {
                     // The GPU that runs it: sm90 for sm90a and sm100f (a filter word is a GPU).

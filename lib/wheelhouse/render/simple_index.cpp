@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "wheelhouse/variants/variant_view.hpp"
+#include "wheelhouse/catalog/variant_view.hpp"
 
 namespace wheelhouse::render {
 
@@ -18,7 +18,7 @@ std::vector<catalog::file_record> index_files(std::vector<catalog::file_record> 
                                               const std::optional<variants::selector>& selector) {
     if (!selector) return files;
     std::vector<catalog::file_record> listed;
-    for (const auto position : variants::listed_files(files, *selector)) listed.push_back(std::move(files[position]));
+    for (const auto position : catalog::listed_files(files, *selector)) listed.push_back(std::move(files[position]));
     return listed;
 }
 

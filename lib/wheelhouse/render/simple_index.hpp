@@ -16,7 +16,7 @@ namespace wheelhouse::render {
 // The links of the project list, in the catalog's order (by normalised name).
 std::vector<project_listing> project_listings(std::span<const catalog::project_listing> projects);
 
-// `files` as the index of `selector` lists them (variants::listed_files), or all of them for
+// `files` as the index of `selector` lists them (catalog::listed_files), or all of them for
 // /simple/ (no selector); in the order given.
 std::vector<catalog::file_record> index_files(std::vector<catalog::file_record> files,
                                               const std::optional<variants::selector>& selector);

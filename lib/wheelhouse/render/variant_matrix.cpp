@@ -10,7 +10,7 @@
 
 #include "wheelhouse/pep440/version.hpp"
 #include "wheelhouse/pep825/variant_metadata.hpp"
-#include "wheelhouse/variants/variant_view.hpp"
+#include "wheelhouse/catalog/variant_view.hpp"
 
 namespace wheelhouse::render {
 namespace {
@@ -62,7 +62,7 @@ bool newer_first(const release_group& a, const release_group& b) {
 std::string family_of(const catalog::file_record& file) {
     if (file.type == catalog::package_type::sdist) return "sdist";
     if (file.variant_label) return "PEP 825 · " + *file.variant_label;
-    if (auto label = variants::family_label(file.variant); !label.empty()) return label;
+    if (auto label = catalog::family_label(file.variant); !label.empty()) return label;
     return file.platform_tag == "any" ? "any" : "no variant";
 }
 
@@ -110,7 +110,7 @@ bool natural_less(std::string_view a, std::string_view b) noexcept {
 
 std::string variant_matrix_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
                                 const link_options& links) {
-    const auto selectors = variants::reaching_selectors(files);
+    const auto selectors = catalog::reaching_selectors(files);
 
     axis python, abi, platform, cuda, rocm, torch, sm;
     std::set<bool> cxx11abi;

@@ -22,9 +22,9 @@
 // once, in natural order ("cp39" before "cp312", "2.9" before "2.10"); compressed tag sets and
 // fat binaries ("8.0,9.0") count once for each member. "variant" is variants::to_json, the same
 // decoding /simple/'s "_variant" and `wheelhouse inspect` show. "selectors" is representative,
-// not exhaustive (variants::candidate_selectors): each one named lists the build, but a version
+// not exhaustive (catalog::candidate_selectors): each one named lists the build, but a version
 // no build of the project names (cu126 for a "cu12" build) may reach it too. "family" heads the
-// build's column in selector words (variants::family_label; "any" for a pure wheel, "no variant"
+// build's column in selector words (catalog::family_label; "any" for a pure wheel, "no variant"
 // for a platform build whose name says nothing of the machine, "sdist" for a source distribution,
 // whose tags are "" and which no variant index of a project with variants lists). "spellings" are the other ways to
 // write the first selector that the index answers with a 301 to it (variants::other_spellings).

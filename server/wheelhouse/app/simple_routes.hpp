@@ -15,7 +15,7 @@
 namespace wheelhouse::app {
 
 // One index of simple pages. /simple/ shows every file; a variant index only what its selector
-// lists (variants::listed_files), and keeps its pages in the cache scope of its canonical name.
+// lists (catalog::listed_files), and keeps its pages in the cache scope of its canonical name.
 struct simple_index {
     std::string prefix;                          // the path up to and including "simple/"
     std::size_t first_segment = 1;               // the target's first segment after "simple"

@@ -7,7 +7,7 @@
 
 #include "file_records.hpp"
 #include "wheelhouse/render/simple_index.hpp"
-#include "wheelhouse/variants/variant_view.hpp"
+#include "wheelhouse/catalog/variant_view.hpp"
 
 using namespace wheelhouse;
 using variants::parse_selector;
@@ -18,7 +18,7 @@ namespace {
 std::set<std::string> listed(const std::vector<catalog::file_record>& files, std::string_view selector_text) {
     const auto wanted = parse_selector(selector_text);
     REQUIRE(wanted);
-    const auto indices = variants::listed_files(files, *wanted);
+    const auto indices = catalog::listed_files(files, *wanted);
     CHECK(std::is_sorted(indices.begin(), indices.end()));
     std::set<std::string> names;
     for (const auto index : indices) names.insert(files.at(index).filename);
@@ -47,7 +47,7 @@ const std::vector<catalog::file_record>& flash_attn() {
 
 }  // namespace
 
-TEST_CASE("variant view: one best fit per build slot, pure files always", "[variants][variant_view]") {
+TEST_CASE("variant view: one best fit per build slot, pure files always", "[catalog][variant_view]") {
     const std::set<std::string> always = {"flash_attn-2.8.3-py3-none-any.whl",
                                           "flash_attn-2.8.4.dev0+g1a2b3c4-py3-none-any.whl"};
     struct row {
@@ -106,7 +106,7 @@ TEST_CASE("variant view: one best fit per build slot, pure files always", "[vari
     }
 }
 
-TEST_CASE("variant view: ties go to the build pip would take, whatever the input order", "[variants][variant_view]") {
+TEST_CASE("variant view: ties go to the build pip would take, whatever the input order", "[catalog][variant_view]") {
     // SageAttention's Linux builds carry torch and CUDA in the build tag: {torch}.{cuda}
     auto sage = file_records_for({
         "sageattention-2.2.0-280.128-cp39-abi3-linux_x86_64.whl",
@@ -165,7 +165,7 @@ TEST_CASE("variant view: ties go to the build pip would take, whatever the input
     CHECK(listed(rebuilt, "cu130-torch2.9") == std::set<std::string>{"nunchaku-1.0.0+torch2.9-2-cp312-cp312-linux_x86_64.whl"});
 }
 
-TEST_CASE("variant view: candidate selectors read back as themselves", "[variants][variant_view]") {
+TEST_CASE("variant view: candidate selectors read back as themselves", "[catalog][variant_view]") {
     struct row {
         const char* label;
         std::vector<std::string> expected;
@@ -202,7 +202,7 @@ TEST_CASE("variant view: candidate selectors read back as themselves", "[variant
     for (const auto& [label, expected] : table) {
         CAPTURE(label);
         std::vector<std::string> names;
-        for (const auto& candidate : variants::candidate_selectors(variants::decode_local_label(label))) {
+        for (const auto& candidate : catalog::candidate_selectors(variants::decode_local_label(label))) {
             names.push_back(candidate.canonical());
             const auto reparsed = parse_selector(names.back());
             REQUIRE(reparsed);
@@ -212,8 +212,8 @@ TEST_CASE("variant view: candidate selectors read back as themselves", "[variant
     }
 }
 
-TEST_CASE("variant view: candidates include the family versions the project names", "[variants][variant_view]") {
-    const variants::family_versions named{
+TEST_CASE("variant view: candidates include the family versions the project names", "[catalog][variant_view]") {
+    const catalog::family_versions named{
         {"11.8", "12", "12.6", "12.8", "13.0"}, {"2.7", "2.8", "2.9", "2.10", "2.11"}, {"9.0", "10.0", "10.3", "12.0"}};
     struct row {
         const char* label;
@@ -239,7 +239,7 @@ TEST_CASE("variant view: candidates include the family versions the project name
     for (const auto& [label, expected] : table) {
         CAPTURE(label);
         std::vector<std::string> names;
-        for (const auto& candidate : variants::candidate_selectors(variants::decode_local_label(label), named)) {
+        for (const auto& candidate : catalog::candidate_selectors(variants::decode_local_label(label), named)) {
             names.push_back(candidate.canonical());
             const auto reparsed = parse_selector(names.back());
             REQUIRE(reparsed);
@@ -249,9 +249,9 @@ TEST_CASE("variant view: candidates include the family versions the project name
     }
 }
 
-TEST_CASE("variant view: the selectors that really reach each build", "[variants][variant_view]") {
+TEST_CASE("variant view: the selectors that really reach each build", "[catalog][variant_view]") {
     const auto& files = flash_attn();
-    const auto reach = variants::reaching_selectors(files);
+    const auto reach = catalog::reaching_selectors(files);
     REQUIRE(reach.size() == files.size());
     auto of = [&](std::string_view filename) {
         const auto at = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.filename == filename; });
@@ -282,13 +282,13 @@ TEST_CASE("variant view: the selectors that really reach each build", "[variants
 }
 
 TEST_CASE("variant view: a build is reached through its family's versions the project names",
-          "[variants][variant_view]") {
+          "[catalog][variant_view]") {
     const auto files = file_records_for({
         "sageattention-2.2.0+cu12torch2.9.0andhigher-cp39-abi3-win_amd64.whl",
         "sageattention-2.1.0+cu126torch2.10-cp39-abi3-win_amd64.whl",
         "sageattention-2.1.0+cu128torch2.11-cp39-abi3-win_amd64.whl",
     });
-    const auto reach = variants::reaching_selectors(files);
+    const auto reach = catalog::reaching_selectors(files);
     REQUIRE(reach.size() == files.size());
     const std::set<std::string> lower_bound(reach[0].begin(), reach[0].end());
     for (const char* name : {"cu12", "cu126", "cu128", "torch2.9", "torch2.10", "torch2.11", "cu126-torch2.10",
@@ -304,7 +304,7 @@ TEST_CASE("variant view: a build is reached through its family's versions the pr
     }
 }
 
-TEST_CASE("variant view: an H100 asking sm90 gets the sm90a build", "[variants][variant_view]") {
+TEST_CASE("variant view: an H100 asking sm90 gets the sm90a build", "[catalog][variant_view]") {
     const auto files = file_records_for({
         "flash_attn_3-3.0.0+cu130torch2.10-cp312-cp312-linux_x86_64.whl",
         "flash_attn_3-3.0.0+cu130sm90atorch2.10-cp312-cp312-linux_x86_64.whl",
@@ -321,12 +321,12 @@ TEST_CASE("variant view: an H100 asking sm90 gets the sm90a build", "[variants][
     // an RTX 5090 (12.0): no build of its family, so the one for every GPU
     CHECK(listed(files, "cu130-torch2.10-sm120") ==
           std::set<std::string>{"flash_attn_3-3.0.0+cu130torch2.10-cp312-cp312-linux_x86_64.whl"});
-    const auto reach = variants::reaching_selectors(files);
+    const auto reach = catalog::reaching_selectors(files);
     CHECK(reach[3] == std::vector<std::string>{"cu130-torch2.10-sm103", "cu13-torch2.10-sm103", "cu130-sm103",
                                                "torch2.10-sm103", "cu13-sm103", "sm103"});
 }
 
-TEST_CASE("variant view: a build's family label speaks the selector words", "[variants][variant_view]") {
+TEST_CASE("variant view: a build's family label speaks the selector words", "[catalog][variant_view]") {
     const std::pair<const char*, const char*> table[] = {
         {"cu130sm89torch2.10.0", "cu130 · torch2.10 · sm89"},
         {"cu130torch2.10", "cu130 · torch2.10"},
@@ -340,7 +340,7 @@ TEST_CASE("variant view: a build's family label speaks the selector words", "[va
     };
     for (const auto& [label, expected] : table) {
         CAPTURE(label);
-        CHECK(variants::family_label(variants::decode_local_label(label)) == expected);
+        CHECK(catalog::family_label(variants::decode_local_label(label)) == expected);
     }
 }
 
@@ -359,7 +359,7 @@ catalog::file_record sdist_record(const std::string& project, const std::string&
 
 }  // namespace
 
-TEST_CASE("variant view: an sdist stays out where the project's builds carry a variant", "[variants][variant_view][sdist]") {
+TEST_CASE("variant view: an sdist stays out where the project's builds carry a variant", "[catalog][variant_view][sdist]") {
     auto files = flash_attn();
     files.push_back(sdist_record("flash_attn", "2.8.3"));
     for (const auto* selector : {"cu130", "cu128-torch2.8", "cpu", "rocm6.4", "torch2.10-sm89"}) {
@@ -369,14 +369,14 @@ TEST_CASE("variant view: an sdist stays out where the project's builds carry a v
         CHECK(names.contains("flash_attn-2.8.3-py3-none-any.whl"));  // pure wheels stay
         const auto wanted = parse_selector(selector);
         std::vector<catalog::file_record> shown;
-        for (const auto index : variants::listed_files(files, *wanted)) shown.push_back(files[index]);
+        for (const auto index : catalog::listed_files(files, *wanted)) shown.push_back(files[index]);
         CHECK_THAT(render::left_out_note(files, shown, "flash-attn"),
                    Catch::Contains("leaves out the sdists of flash-attn") && Catch::Contains("/simple/flash-attn/"));
     }
-    CHECK(variants::reaching_selectors(files).back().empty());
+    CHECK(catalog::reaching_selectors(files).back().empty());
 }
 
-TEST_CASE("variant view: an sdist stays in where no build of the project carries a variant", "[variants][variant_view][sdist]") {
+TEST_CASE("variant view: an sdist stays in where no build of the project carries a variant", "[catalog][variant_view][sdist]") {
     auto files = file_records_for({"six-1.17.0-py2.py3-none-any.whl"});
     files.push_back(sdist_record("six", "1.17.0"));
     for (const auto* selector : {"cu130", "cpu", "torch2.10"}) {

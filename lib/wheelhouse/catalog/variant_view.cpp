@@ -1,4 +1,4 @@
-#include "wheelhouse/variants/variant_view.hpp"
+#include "wheelhouse/catalog/variant_view.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -11,10 +11,11 @@
 #include "wheelhouse/pep440/version.hpp"
 #include "wheelhouse/variants/pep825_fit.hpp"
 
-namespace wheelhouse::variants {
+namespace wheelhouse::catalog {
 namespace {
 
-using catalog::file_record;
+using variants::build_variant;
+using variants::selector;
 
 // Files that compete for one place on a page: the same release and the same tags, so pip takes
 // whichever ranks highest. The build tag is no part of it: pip compares build tags only between
@@ -90,7 +91,7 @@ std::string without_suffix(std::string arch) {
 // Whether `name` is a selector the index reads as `constraints`, so that every selector offered
 // is one that answers.
 bool reads_back(const std::string& name, const build_variant& constraints) {
-    const auto parsed = parse_selector(name);
+    const auto parsed = variants::parse_selector(name);
     return parsed && parsed->constraints == constraints;
 }
 
@@ -217,7 +218,7 @@ std::vector<std::size_t> listed_files(std::span<const file_record> files, const 
     });
     for (std::size_t index = 0; index < files.size(); ++index) {
         const auto& file = files[index];
-        if (file.type == catalog::package_type::sdist) {
+        if (file.type == package_type::sdist) {
             if (!variant_builds) listed.push_back(index);
             continue;
         }
@@ -280,7 +281,7 @@ std::vector<std::vector<std::string>> reaching_selectors(std::span<const file_re
     std::vector<std::vector<std::string>> out(files.size());
     for (std::size_t index = 0; index < files.size(); ++index) {
         const auto& file = files[index];
-        const auto proposing = file.variant_label ? nvidia_variant(file.variant_properties) : file.variant;
+        const auto proposing = file.variant_label ? variants::nvidia_variant(file.variant_properties) : file.variant;
         for (const auto& candidate : candidate_selectors(proposing, named)) {
             auto name = candidate.canonical();
             auto found = listings.find(name);
@@ -312,7 +313,7 @@ std::string family_label(const build_variant& variant) {
     }
     if (variant.sm) {
         std::string archs;
-        for (const auto& arch : split_archs(*variant.sm)) archs += (archs.empty() ? "" : ",") + sm_word(arch);
+        for (const auto& arch : split_archs(*variant.sm)) archs += (archs.empty() ? "" : ",") + variants::sm_word(arch);
         words.push_back(std::move(archs));
     }
     if (variant.cxx11abi) words.emplace_back(*variant.cxx11abi ? "cxx11abi1" : "cxx11abi0");
@@ -321,4 +322,4 @@ std::string family_label(const build_variant& variant) {
     return label;
 }
 
-}  // namespace wheelhouse::variants
+}  // namespace wheelhouse::catalog

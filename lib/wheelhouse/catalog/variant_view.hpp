@@ -12,7 +12,7 @@
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/variants/selector.hpp"
 
-namespace wheelhouse::variants {
+namespace wheelhouse::catalog {
 
 // The files `wanted` lists, as indices into `files` (one project's) in ascending order:
 //  - its sdists only when none of its builds carries a variant: where some do, a machine no build
@@ -27,7 +27,7 @@ namespace wheelhouse::variants {
 // variant fits every selector.
 // The build tag is no part of the slot: pip compares it only between files of equal version, so
 // such files compete for one place too (and SageAttention's "280.129" is a variant itself).
-std::vector<std::size_t> listed_files(std::span<const catalog::file_record> files, const selector& wanted);
+std::vector<std::size_t> listed_files(std::span<const file_record> files, const variants::selector& wanted);
 
 // The CUDA and torch versions and GPUs a project's builds name ("12.8", "13.0"; torch as
 // major.minor; compute capabilities without their suffix, "9.0" for sm90a): how that project's
@@ -37,7 +37,7 @@ struct family_versions {
     std::vector<std::string> torch;
     std::vector<std::string> sm;
 };
-family_versions versions_named(std::span<const catalog::file_record> files);
+family_versions versions_named(std::span<const file_record> files);
 
 // The selectors a build with this variant could be asked for by: every combination of one way
 // of asking about each axis its variant speaks to, or none. The ways are its accelerator
@@ -51,7 +51,8 @@ family_versions versions_named(std::span<const catalog::file_record> files);
 // way to ask for exactly this build. Empty for a variant that says nothing about the machine.
 // Representative, not exhaustive: a version no build of the project names may reach the build
 // too (cu126 for a cu12 build, a newer torch).
-std::vector<selector> candidate_selectors(const build_variant& variant, const family_versions& named = {});
+std::vector<variants::selector> candidate_selectors(const variants::build_variant& variant,
+                                                    const family_versions& named = {});
 
 // A torch version as its family: major.minor ("2.10.0" -> "2.10"), how selectors name it.
 std::string torch_family(std::string_view torch);
@@ -60,12 +61,12 @@ std::string torch_family(std::string_view torch);
 // "cu12 · torch2.7 · cxx11abi1", "rocm6.4 · torch2.8", "cu128 · torch2.9.0andhigher"; the torch of
 // an exact build as major.minor (torch2.10 for 2.10.0 and 2.10), a fat binary's archs as
 // "sm80,sm90a". Empty for a variant that says nothing about the machine.
-std::string family_label(const build_variant& variant);
+std::string family_label(const variants::build_variant& variant);
 
 // For each of `files`, the canonical candidate selectors (with the versions `files` name) whose
 // index really lists it (a candidate may not: another build of the same slot can fit it better).
 // Files without a machine variant get none: every variant index lists them. A PEP 825 wheel
 // proposes the selectors its nvidia properties name (nvidia_variant).
-std::vector<std::vector<std::string>> reaching_selectors(std::span<const catalog::file_record> files);
+std::vector<std::vector<std::string>> reaching_selectors(std::span<const file_record> files);
 
-}  // namespace wheelhouse::variants
+}  // namespace wheelhouse::catalog
