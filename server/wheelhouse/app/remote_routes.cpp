@@ -5,6 +5,7 @@
 
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/json_body.hpp"
+#include "wheelhouse/app/route_access.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/auth/build_labels.hpp"
@@ -143,7 +144,7 @@ route_answer register_asset(route_context& context, route_request& request) {
     one.in_same_commit = token_still_good(*request.grant);
     // The token's project limits, from the filename, before anything is fetched.
     const auto filename = remote::url_filename(one.url);
-    if (auto allowed = request.may_act_on_file(filename ? std::string_view(*filename) : std::string_view());
+    if (auto allowed = may_act_on_file(request, filename ? std::string_view(*filename) : std::string_view());
         !allowed) {
         return request.refuse(allowed.error());
     }
@@ -184,7 +185,7 @@ route_answer import_release(route_context& context, route_request& request) {
     release.actor = request.grant->name;
     release.in_same_commit = token_still_good(*request.grant);
     release.may_register = [&request](std::string_view filename) -> result<void> {
-        if (auto allowed = request.may_act_on_file(filename); !allowed) return allowed.error();
+        if (auto allowed = may_act_on_file(request, filename); !allowed) return allowed.error();
         return {};
     };
     // A release holds builds of every label; a token limited to some registers them one by one.

@@ -3,8 +3,6 @@
 #include <array>
 
 #include "wheelhouse/app/answers.hpp"
-#include "wheelhouse/app/route_access.hpp"
-#include "wheelhouse/distribution/file_name.hpp"
 
 namespace wheelhouse::app {
 
@@ -36,22 +34,6 @@ std::string_view route_request::capture(std::string_view name) const noexcept {
         if (captured == name && index < target.segments.size()) return target.segments[index];
     }
     return {};
-}
-
-result<void> route_request::may_act_on(std::string_view named) const {
-    if (!grant) return {};  // the route asked for no token (it needs none, or the index is public)
-    return grant_covers(*grant, matched->needs, named);
-}
-
-result<std::string> route_request::may_act_on_file(std::string_view filename) const {
-    auto named = distribution::parse_file_name(filename);
-    if (!named) {
-        if (grant && !grant->project_patterns.empty()) return names_no_project(*grant, filename, named.error());
-        return std::string();
-    }
-    std::string named_project = named->project();
-    if (auto allowed = may_act_on(named_project); !allowed) return allowed.error();
-    return named_project;
 }
 
 transport::outgoing_response route_request::refuse(const error& failure) const {

@@ -54,7 +54,7 @@ enum class project_scope {
     listing,  // a list of projects: shown filtered to the token's projects (route_request::visible)
     index,    // the whole index (tokens, the audit log, metrics): a limited token is refused
     body,     // named in the body (an upload form, a registration): the handler asks
-              // may_act_on_file() of the file's name, or may_act_on() of a project
+              // may_act_on_file() of the file's name, or may_act_on() of a project (route_access.hpp)
 };
 
 // Who calls the route, which decides how its refusals read.
@@ -128,12 +128,6 @@ struct route_request {
     const http::request_header<>& header() const noexcept { return incoming.header; }
     // The capture `name` of the route's pattern ("" when it has none); for {name...}, its first segment.
     std::string_view capture(std::string_view name) const noexcept;
-    // For project_scope::body: whether the grant covers the project `named`; forbidden, saying why, if not.
-    result<void> may_act_on(std::string_view named) const;
-    // The same for the project `filename` names (distribution::parse_file_name), which it
-    // returns ("" when the name names none and the grant, if any, covers every project: the
-    // handler refuses the name). A token limited to some projects is refused a name that names none.
-    result<std::string> may_act_on_file(std::string_view filename) const;
     // The one way a handler refuses: `failure` in the words of the row's audience (JSON for the
     // API, PyPI's shapes for trusted publishing, text for tools and pip).
     transport::outgoing_response refuse(const error& failure) const;

@@ -1,6 +1,9 @@
 #include "wheelhouse/app/route_access.hpp"
 
-#include "wheelhouse/app/authorization.hpp"
+#include <spdlog/spdlog.h>
+
+#include "wheelhouse/auth/credentials.hpp"
+#include "wheelhouse/distribution/file_name.hpp"
 #include "wheelhouse/error_text.hpp"
 #include "wheelhouse/pep503/name.hpp"
 #include "wheelhouse/text/quoted.hpp"
@@ -69,7 +72,60 @@ std::vector<std::string> normalized_patterns(const auth::token_grant& grant) {
     return patterns;
 }
 
-}  // namespace
+struct access_rule {
+    auth::scope needed = auth::scope::admin;
+    std::string_view action;        // what is refused, as the subject of "need": "uploads", "yanking a file"
+    std::string_view how_to_send;   // for a request without credentials: how to present a token
+    std::string_view example = {};  // and, for the answer's detail, an example or where to get one
+};
+
+std::string_view scopes_reaching(auth::scope needed) {
+    switch (needed) {
+        case auth::scope::read: return "read, upload or admin";
+        case auth::scope::upload: return "upload or admin";
+        case auth::scope::admin: return "admin";
+    }
+    return "admin";
+}
+
+// One line per refused credential, in the server's words: never the secret, nor anything else
+// of the Authorization header, which a client may fill with its password by mistake.
+void log_refusal(const access_rule& rule, std::string_view reason, const http::request_header<>& request) {
+    spdlog::warn("{} refused: {} ({} {})", rule.action, reason, request.method_string(), request.target());
+}
+
+// The grant of the token in the Authorization header (Basic __token__:<token> or Bearer
+// <token>) when its scope reaches `rule.needed`: unauthorized without a usable token, forbidden
+// when its scope is too low. Project limits are checked after it, once the project is known.
+result<auth::token_grant> authorize(const auth::token_store& tokens, const http::request_header<>& request,
+                                    const access_rule& rule) {
+    const auto authorization = request[http::field::authorization];
+    if (authorization.empty()) {
+        return make_error(error_kind::unauthorized,
+                          std::string(rule.action) + " need an API token: " + std::string(rule.how_to_send),
+                          std::string(rule.example));
+    }
+    auto presented = auth::read_authorization(authorization);
+    if (!presented.token) {
+        log_refusal(rule, presented.refusal, request);
+        return presented.token.error();
+    }
+    auto checked = tokens.check(presented.token->token);
+    if (!checked.grant) {
+        log_refusal(rule, checked.refusal, request);
+        return checked.grant.error();
+    }
+    const auto& grant = *checked.grant;
+    if (grant.granted < rule.needed) {
+        auto too_low = make_error(error_kind::forbidden, "token '" + grant.name + "' has scope " +
+                                                             std::string(auth::to_string(grant.granted)) + "; " +
+                                                             std::string(rule.action) + " need " +
+                                                             std::string(scopes_reaching(rule.needed)));
+        log_refusal(rule, too_low.message, request);
+        return too_low;
+    }
+    return grant;
+}
 
 error names_no_project(const auth::token_grant& grant, std::string_view filename, const error& why) {
     return make_error(error_kind::forbidden,
@@ -87,6 +143,26 @@ result<void> grant_covers(const auth::token_grant& grant, access needed, std::st
     if (auth::permits(grant, scope_needed(needed), project)) return {};
     return make_error(error_kind::forbidden, "token '" + grant.name + "' may not " + std::string(verb_for(needed)) +
                                                  " project '" + std::string(project) + "'");
+}
+
+}  // namespace
+
+result<void> may_act_on(const route_request& request, std::string_view named) {
+    if (!request.grant) return {};  // the route asked for no token (it needs none, or the index is public)
+    return grant_covers(*request.grant, request.matched->needs, named);
+}
+
+result<std::string> may_act_on_file(const route_request& request, std::string_view filename) {
+    auto named = distribution::parse_file_name(filename);
+    if (!named) {
+        if (request.grant && !request.grant->project_patterns.empty()) {
+            return names_no_project(*request.grant, filename, named.error());
+        }
+        return std::string();
+    }
+    std::string named_project = named->project();
+    if (auto allowed = may_act_on(request, named_project); !allowed) return allowed.error();
+    return named_project;
 }
 
 result<void> check_access(const auth::token_store& tokens, const http::request_header<>& header, bool private_index,
@@ -115,7 +191,7 @@ result<void> check_access(const auth::token_store& tokens, const http::request_h
         case project_scope::project: request.project = pep503::normalize(request.capture("project")); break;
         case project_scope::file: {
             // A name of no project, from a token for every project, is the handler's to answer.
-            auto project = request.may_act_on_file(request.capture("filename"));
+            auto project = may_act_on_file(request, request.capture("filename"));
             if (!project) return project.error();
             request.project = std::move(*project);
             return {};

@@ -1,7 +1,10 @@
 #pragma once
 // The one access check, from a request's headers and its route's declaration: a token when the
 // route needs one (read routes only on a --private server), of a scope that reaches the route's,
-// limited to projects that cover the route's project. Runs in plan_body, before any body is read.
+// limited to projects that cover the route's project. Runs in plan_body, before any body is read;
+// handlers of routes whose project is named in the body ask it here too. Every refusal of
+// credentials that were sent is logged once, with the reason and the token's name when known,
+// never the secret.
 
 #include <string>
 #include <string_view>
@@ -18,13 +21,15 @@ namespace wheelhouse::app {
 result<void> check_access(const auth::token_store& tokens, const http::request_header<>& header, bool private_index,
                           route_request& request);
 
-// Whether `grant` may do what a route that needs `needed` does on `project`; forbidden, with a
-// message naming the token and the project, when it may not. An empty `project` (a request
-// whose project could not be told) is forbidden to a token limited to some projects.
-result<void> grant_covers(const auth::token_grant& grant, access needed, std::string_view project);
+// For project_scope::body: whether `request`'s grant covers the project `named`; forbidden,
+// saying why, if not. An empty `named` (a request whose project could not be told) is forbidden
+// to a token limited to some projects.
+result<void> may_act_on(const route_request& request, std::string_view named);
 
-// The refusal of `filename`, which names no project (`why`: the parser's reason), to a token
-// limited to some projects: access checks fail closed.
-error names_no_project(const auth::token_grant& grant, std::string_view filename, const error& why);
+// The same for the project `filename` names (distribution::parse_file_name), which it returns
+// ("" when the name names none and the grant, if any, covers every project: the handler refuses
+// the name). A token limited to some projects is refused a name that names none: access checks
+// fail closed.
+result<std::string> may_act_on_file(const route_request& request, std::string_view filename);
 
 }  // namespace wheelhouse::app

@@ -167,7 +167,7 @@ route_answer ingest_upload(route_context& context, route_request& request) {
         options.expected.blake2_256 = digest_field(form, "blake2_256_digest");
         options.expected.md5 = digest_field(form, "md5_digest");
         // The project is the file's, named by its filename as the ingester reads it.
-        auto project = request.may_act_on_file(filename);
+        auto project = may_act_on_file(request, filename);
         if (!project) return request.refuse(project.error());
         if (const auto named = form.first_value("name")) options.form_project = std::string(*named);
         auto provenance = provenance_of_form(context, grant, form, filename, received.digests.sha256);
