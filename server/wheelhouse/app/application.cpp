@@ -13,7 +13,7 @@
 #include "wheelhouse/app/route_access.hpp"
 #include "wheelhouse/app/route_label.hpp"
 #include "wheelhouse/app/route_table.hpp"
-#include "wheelhouse/app/upload_routes.hpp"
+#include "wheelhouse/app/routes/upload_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/remote/issuer_key_fetcher.hpp"
 #include "wheelhouse/catalog/upstream_rows.hpp"

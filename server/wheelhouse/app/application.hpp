@@ -14,7 +14,7 @@
 #include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/route_context.hpp"
 #include "wheelhouse/app/router.hpp"
-#include "wheelhouse/app/static_routes.hpp"
+#include "wheelhouse/app/routes/static_routes.hpp"
 #include "wheelhouse/auth/token_store.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"

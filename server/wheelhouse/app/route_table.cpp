@@ -2,17 +2,17 @@
 
 #include <array>
 
-#include "wheelhouse/app/admin_routes.hpp"
-#include "wheelhouse/app/api_routes.hpp"
-#include "wheelhouse/app/file_routes.hpp"
-#include "wheelhouse/app/metrics_route.hpp"
-#include "wheelhouse/app/oidc_routes.hpp"
-#include "wheelhouse/app/publisher_routes.hpp"
-#include "wheelhouse/app/remote_routes.hpp"
-#include "wheelhouse/app/simple_routes.hpp"
-#include "wheelhouse/app/static_routes.hpp"
-#include "wheelhouse/app/upload_routes.hpp"
-#include "wheelhouse/app/upstream_routes.hpp"
+#include "wheelhouse/app/routes/admin_routes.hpp"
+#include "wheelhouse/app/routes/api_routes.hpp"
+#include "wheelhouse/app/routes/file_routes.hpp"
+#include "wheelhouse/app/routes/metrics_route.hpp"
+#include "wheelhouse/app/routes/oidc_routes.hpp"
+#include "wheelhouse/app/routes/publisher_routes.hpp"
+#include "wheelhouse/app/routes/remote_routes.hpp"
+#include "wheelhouse/app/routes/simple_routes.hpp"
+#include "wheelhouse/app/routes/static_routes.hpp"
+#include "wheelhouse/app/routes/upload_routes.hpp"
+#include "wheelhouse/app/routes/upstream_routes.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {

@@ -1,4 +1,4 @@
-#include "wheelhouse/app/publisher_routes.hpp"
+#include "wheelhouse/app/routes/publisher_routes.hpp"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "wheelhouse/app/static_routes.hpp"
+#include "wheelhouse/app/routes/static_routes.hpp"
 
 #include "wheelhouse/app/page_response.hpp"
 #include "wheelhouse/app/route_context.hpp"

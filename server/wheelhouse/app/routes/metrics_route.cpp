@@ -1,4 +1,4 @@
-#include "wheelhouse/app/metrics_route.hpp"
+#include "wheelhouse/app/routes/metrics_route.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -1,4 +1,4 @@
-#include "wheelhouse/app/upstream_routes.hpp"
+#include "wheelhouse/app/routes/upstream_routes.hpp"
 
 #include <boost/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "wheelhouse/app/file_routes.hpp"
+#include "wheelhouse/app/routes/file_routes.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "wheelhouse/app/simple_routes.hpp"
+#include "wheelhouse/app/routes/simple_routes.hpp"
 
 #include <algorithm>
 #include <array>

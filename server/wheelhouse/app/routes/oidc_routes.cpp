@@ -1,4 +1,4 @@
-#include "wheelhouse/app/oidc_routes.hpp"
+#include "wheelhouse/app/routes/oidc_routes.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "wheelhouse/app/api_routes.hpp"
+#include "wheelhouse/app/routes/api_routes.hpp"
 
 #include <memory>
 #include <string>

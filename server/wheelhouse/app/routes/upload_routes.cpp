@@ -1,4 +1,4 @@
-#include "wheelhouse/app/upload_routes.hpp"
+#include "wheelhouse/app/routes/upload_routes.hpp"
 
 #include <algorithm>
 #include <charconv>

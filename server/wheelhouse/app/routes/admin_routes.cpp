@@ -1,4 +1,4 @@
-#include "wheelhouse/app/admin_routes.hpp"
+#include "wheelhouse/app/routes/admin_routes.hpp"
 
 #include <charconv>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "wheelhouse/app/remote_routes.hpp"
+#include "wheelhouse/app/routes/remote_routes.hpp"
 
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
