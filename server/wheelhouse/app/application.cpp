@@ -52,6 +52,15 @@ upstream::page_store::ownership_check owned_in(const catalog::catalog& catalog) 
     };
 }
 
+// The page store of the upstream indexes, or null when none is configured.
+std::unique_ptr<upstream::page_store> upstream_pages_of(remote::http_client& client, const app_settings& settings,
+                                                        const catalog::catalog& catalog) {
+    if (settings.upstreams.empty()) return nullptr;
+    return std::make_unique<upstream::page_store>(
+        client, settings.upstreams, settings.upstream_pages,
+        render::upstream_links{settings.files_base, settings.upstream_link_files}, owned_in(catalog));
+}
+
 router checked_router(std::span<const route> routes) {
     auto built = router::build(routes);
     if (!built) throw std::invalid_argument(built.error().message);  // a malformed table: a programming error
@@ -79,6 +88,7 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       asset_client_(settings_.remote_client),
       upstream_client_(settings_.upstream_client),
       bucket_client_(settings_.bucket_client),
+      upstream_pages_(upstream_pages_of(upstream_client_, settings_, catalog)),
       tokens_(catalog),
       // As many rows may wait for their commit as uploads may wait for a worker or be validated;
       // past that the workers wait, their queue fills, and new uploads get 503 at their headers.
@@ -93,29 +103,34 @@ application::application(catalog::catalog& catalog, storage::blob_store& blobs, 
       issuer_keys_(remote::make_issuer_key_fetcher(settings_.remote_client), settings_.publishing.keys),
       publishers_(catalog, tokens_),
       exchange_(tokens_, publishers_, issuer_keys_, exchange_settings_of(settings_.publishing)),
-      context_{catalog, blobs, pages_, settings_, metrics_, &downloads_, &asset_client_},
-      remote_files_(context_, {settings_.proxy_downloads}),
+      remote_files_(asset_client_, blobs, metrics_,
+                    {.max_transfers = settings_.proxy_downloads,
+                     .private_index = settings_.private_index,
+                     .github_token = settings_.github_token}),
+      context_{.catalog = catalog,
+               .blobs = blobs,
+               .pages = pages_,
+               .settings = settings_,
+               .metrics = metrics_,
+               .downloads = downloads_,
+               .asset_client = asset_client_,
+               .remote_files = remote_files_,
+               .tokens = tokens_,
+               .ingester = ingester_,
+               .static_files = static_,
+               .write_workers = write_workers_,
+               .read_workers = read_workers_,
+               .publishers = publishers_,
+               .exchange = exchange_,
+               .outbound_workers = outbound_workers_,
+               .lookups = file_lookups_,
+               .upstream_pages = upstream_pages_.get(),
+               .upstream_client = upstream_pages_ ? &upstream_client_ : nullptr,
+               .bucket_client =
+                   blobs.bucket() != nullptr && settings_.bucket_proxy_downloads ? &bucket_client_ : nullptr},
       routes_(all_routes(extra_routes)),
       router_(checked_router(routes_)) {
-    context_.remote_files = &remote_files_;
-    context_.lookups = &file_lookups_;
-    if (blobs.bucket() != nullptr && settings_.bucket_proxy_downloads) context_.bucket_client = &bucket_client_;
-    context_.tokens = &tokens_;
-    context_.ingester = &ingester_;
-    context_.static_files = &static_;
-    context_.write_workers = &write_workers_;
-    context_.read_workers = &read_workers_;
-    context_.publishers = &publishers_;
-    context_.exchange = &exchange_;
     for (const auto& [issuer, keys] : settings_.publishing.pinned_keys) issuer_keys_.pin(issuer, keys);
-    context_.outbound_workers = &outbound_workers_;
-    if (!settings_.upstreams.empty()) {
-        upstream_pages_ = std::make_unique<upstream::page_store>(
-            upstream_client_, settings_.upstreams, settings_.upstream_pages,
-            render::upstream_links{settings_.files_base, settings_.upstream_link_files}, owned_in(catalog));
-        context_.upstream_pages = upstream_pages_.get();
-        context_.upstream_client = &upstream_client_;
-    }
     catalog.subscribe([this](std::string_view project) {
         pages_.invalidate_project(project);
         file_lookups_.clear();

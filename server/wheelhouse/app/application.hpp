@@ -98,8 +98,8 @@ private:
     oidc::key_cache issuer_keys_;
     oidc::publisher_store publishers_;
     oidc::token_exchange exchange_;
-    route_context context_;
     remote_downloads remote_files_;  // redirects, proxies or caches them
+    route_context context_;  // made of the members above: declared after them
     std::vector<route> routes_;  // the route table and the extra routes; router_ points into it
     router router_;
     std::unique_ptr<net::steady_timer> watch_timer_;

@@ -321,10 +321,13 @@ void remote_downloads::transfer::keep_verified_copy(relay_progress& progress, co
     }
 }
 
-remote_downloads::remote_downloads(const route_context& context, options settings)
-    : context_(context),
-      options_(settings),
-      threads_(std::max(1u, settings.max_transfers), std::max(1u, settings.max_transfers),
+remote_downloads::remote_downloads(remote::http_client& asset_client, const storage::blob_store& blobs,
+                                   metrics::server_metrics& metrics, options settings)
+    : asset_client_(asset_client),
+      blobs_(blobs),
+      metrics_(metrics),
+      options_(std::move(settings)),
+      threads_(std::max(1u, options_.max_transfers), std::max(1u, options_.max_transfers),
                [](std::string_view what) { spdlog::error("proxy transfer: {}", what); }) {}
 
 remote_downloads::~remote_downloads() { stop(); }
@@ -350,7 +353,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
                                                                     const catalog::file_record& file,
                                                                     const transport::responder& respond,
                                                                     remote_transfer_options how) {
-    const bool private_index = context_.settings.private_index;
+    const bool private_index = options_.private_index;
     if (!file.remote_url || file.remote_url->empty()) {
         return make_text_response(request, http::status::internal_server_error,
                                   "the catalog marks " + file.filename + " as remote but holds no URL for it; "
@@ -362,12 +365,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
 
     const download_answer answer(request, file.sha256, file.size, private_index, file.upload_time_ms / 1000);
     if (auto done = answer.without_body()) return std::move(*done);  // the catalog knows all they need
-    auto* client = how.client ? how.client : context_.asset_client;
-    if (client == nullptr) {
-        return make_text_response(request, http::status::bad_gateway,
-                                  "this file's bytes are at " + *file.remote_url +
-                                      " and this server has no client for remote hosts configured");
-    }
+    auto* client = how.client ? how.client : &asset_client_;
 
     auto job = std::make_shared<transfer>();
     job->file = file;
@@ -379,7 +377,7 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
     job->kept = std::move(how.kept);
     job->private_index = private_index;
     job->own_store = how.own_store;
-    if (file.fetch_url) job->github_token = context_.settings.github_token;
+    if (file.fetch_url) job->github_token = options_.github_token;
     {
         std::lock_guard lock(mutex_);
         if (stopping_) return busy(request, "the server is shutting down; try again shortly");
@@ -390,8 +388,8 @@ std::optional<transport::outgoing_response> remote_downloads::serve(const http::
         transfers_.insert(job);
         active_.fetch_add(1, std::memory_order_relaxed);
     }
-    const auto* blobs = &context_.blobs;
-    auto* metrics = &context_.metrics;
+    const auto* blobs = &blobs_;
+    auto* metrics = &metrics_;
     const bool submitted = threads_.try_submit([this, job, client, blobs, metrics] {
         job->run(*client, *blobs, *metrics);
         forget(job);

@@ -19,10 +19,17 @@
 #include <optional>
 #include <set>
 
-#include "wheelhouse/app/route_context.hpp"
+#include <string>
+
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
+#include "wheelhouse/metrics/server_metrics.hpp"
+#include "wheelhouse/remote/http_client.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
+
+namespace wheelhouse::storage {
+class blob_store;
+}
 
 namespace wheelhouse::app {
 
@@ -38,9 +45,14 @@ public:
     struct options {
         unsigned max_transfers = 16;          // proxied downloads at once; more get 503
         std::size_t buffer_bytes = 4u << 20;  // per transfer, between the remote host and the client
+        bool private_index = false;           // answers are not to be kept by shared caches
+        std::string github_token;             // sent to a private repository's asset (a row's fetch_url)
     };
 
-    remote_downloads(const route_context& context, options settings);
+    // `asset_client` fetches release assets (remote_transfer_options::client names another);
+    // cache mode keeps its verified copies in `blobs`; `metrics` counts the transfers.
+    remote_downloads(remote::http_client& asset_client, const storage::blob_store& blobs,
+                     metrics::server_metrics& metrics, options settings);
     // stop().
     ~remote_downloads();
     remote_downloads(const remote_downloads&) = delete;
@@ -64,7 +76,9 @@ private:
 
     void forget(const std::shared_ptr<transfer>& done);
 
-    const route_context& context_;
+    remote::http_client& asset_client_;
+    const storage::blob_store& blobs_;
+    metrics::server_metrics& metrics_;
     options options_;
     std::atomic<std::size_t> active_{0};
     std::mutex mutex_;  // guards transfers_ and stopping_

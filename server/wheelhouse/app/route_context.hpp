@@ -94,27 +94,29 @@ struct app_settings {
     remote::client_settings bucket_client;  // its allow-list: the bucket's endpoint alone
 };
 
+// Built whole by the application, before the first request: every member is given at
+// construction and none changes after it.
 struct route_context {
     catalog::catalog& catalog;
     storage::blob_store& blobs;
     page_cache& pages;
     const app_settings& settings;
     metrics::server_metrics& metrics;
-    catalog::download_counter* downloads = nullptr;  // counts wheel downloads when set
-    remote::http_client* asset_client = nullptr;  // fetches release assets; null when not configured
-    remote_downloads* remote_files = nullptr;  // answers downloads of files kept on a remote host; set by the application
-    auth::token_store* tokens = nullptr;            // set by the application
-    ingest::ingester* ingester = nullptr;           // set by the application
-    const static_routes* static_files = nullptr;    // the admin page's files; set by the application
-    const concurrency::worker_pool* write_workers = nullptr;  // for /metrics' queue levels
-    concurrency::worker_pool* read_workers = nullptr;  // renders the pages the cache misses; set by the application
-    oidc::publisher_store* publishers = nullptr;    // trusted publishers; set by the application
-    oidc::token_exchange* exchange = nullptr;       // the OIDC exchange; set by the application
-    concurrency::worker_pool* outbound_workers = nullptr;  // work that waits on other hosts (upstream fetches); set by the application
-    upstream::page_store* upstream_pages = nullptr;  // set by the application when upstreams are configured
-    remote::http_client* upstream_client = nullptr;  // fetches upstream files' .metadata and sizes; likewise
-    remote::http_client* bucket_client = nullptr;    // streams proxied downloads from the bucket; likewise
-    file_lookups* lookups = nullptr;                 // /files/' catalog lookups, kept; set by the application
+    catalog::download_counter& downloads;   // counts wheel downloads
+    remote::http_client& asset_client;      // fetches release assets
+    remote_downloads& remote_files;         // answers downloads of files kept on a remote host
+    auth::token_store& tokens;
+    ingest::ingester& ingester;
+    const static_routes& static_files;      // the admin page's files
+    const concurrency::worker_pool& write_workers;  // for /metrics' queue levels
+    concurrency::worker_pool& read_workers;         // renders the pages the cache misses
+    oidc::publisher_store& publishers;               // trusted publishers
+    oidc::token_exchange& exchange;                  // the OIDC exchange
+    concurrency::worker_pool& outbound_workers;      // work that waits on other hosts (upstream fetches)
+    file_lookups& lookups;                           // /files/' catalog lookups, kept
+    upstream::page_store* const upstream_pages;      // null without upstreams
+    remote::http_client* const upstream_client;      // fetches upstream files' .metadata and sizes; null likewise
+    remote::http_client* const bucket_client;        // streams proxied downloads from the bucket; null unless they are proxied
 };
 
 }  // namespace wheelhouse::app

@@ -189,7 +189,7 @@ std::optional<transport::outgoing_response> fetch_file(const route_context& cont
         if (auto recorded = catalog::record_kept_file(catalog, row); !recorded)
             spdlog::warn("upstream: recording {} failed: {}", row.filename, recorded.error().message);
     };
-    return context.remote_files->serve(request, record, respond, {context.upstream_client, std::move(kept)});
+    return context.remote_files.serve(request, record, respond, {context.upstream_client, std::move(kept)});
 }
 
 void find_and_fetch(const route_context& context, const http::request_header<>& request, const wanted_file& wanted,
@@ -252,7 +252,7 @@ std::optional<transport::outgoing_response> fetch_upstream_file(const route_cont
     auto job = [&context, header = request, wanted = std::move(wanted), respond] {
         find_and_fetch(context, header, wanted, respond);
     };
-    if (!context.outbound_workers->try_submit(concurrency::job(std::move(job))))
+    if (!context.outbound_workers.try_submit(concurrency::job(std::move(job))))
         return busy_response(request, lane::outbound, audience::package_tools);
     return std::nullopt;
 }

@@ -245,7 +245,7 @@ route_answer unyank_file(route_context& context, route_request& request) {
 
 route_answer delete_file(route_context& context, route_request& request) {
     const std::string filename(request.capture("filename"));
-    auto removed = context.ingester->delete_file(filename, actor(request));
+    auto removed = context.ingester.delete_file(filename, actor(request));
     if (!removed) return request.refuse(explained(removed.error(), no_such_file(filename)));
     const auto still_there = context.blobs.has_owned(removed->sha256);  // in the bucket, when there is one
     json::object out{{"deleted", removed->filename},
@@ -256,7 +256,7 @@ route_answer delete_file(route_context& context, route_request& request) {
 }
 
 route_answer list_tokens(route_context& context, route_request& request) {
-    auto tokens = context.tokens->list();
+    auto tokens = context.tokens.list();
     if (!tokens) return request.refuse(tokens.error());
     return ok(request, render::token_list_json(*tokens, catalog::now_ms()));
 }
@@ -275,14 +275,14 @@ route_answer create_token(route_context& context, route_request& request) {
     if (!patterns) return request.refuse(patterns.error());
     auto lifetime = token_lifetime(*body);
     if (!lifetime) return request.refuse(lifetime.error());
-    auto created = context.tokens->create(**name, *granted, *patterns, *lifetime, actor(request));
+    auto created = context.tokens.create(**name, *granted, *patterns, *lifetime, actor(request));
     if (!created) return request.refuse(created.error());
     json::object out{{"token", render::token_json(created->record, catalog::now_ms())}, {"secret", created->secret}};
     return ok(request, json::serialize(out), http::status::created);
 }
 
 route_answer revoke_token(route_context& context, route_request& request) {
-    auto revoked = context.tokens->revoke(request.capture("name"), actor(request));
+    auto revoked = context.tokens.revoke(request.capture("name"), actor(request));
     if (!revoked) return request.refuse(revoked.error());
     return ok(request, json::serialize(render::token_json(*revoked, catalog::now_ms())));
 }

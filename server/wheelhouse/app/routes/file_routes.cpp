@@ -81,7 +81,7 @@ std::optional<transport::outgoing_response> send_owned(const route_context& cont
     in_bucket.remote_url = std::move(url);
     in_bucket.fetch_url.reset();
     in_bucket.mode = catalog::download_mode::proxy;
-    return context.remote_files->serve(request, in_bucket, respond,
+    return context.remote_files.serve(request, in_bucket, respond,
                                        {.client = context.bucket_client, .kept = {}, .own_store = true});
 }
 
@@ -147,7 +147,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         return send_release_variants(context, request, sha256, filename);
     const bool wants_metadata = named->is_metadata();
 
-    const auto found = context.lookups->find(context.catalog, sha256, filename);
+    const auto found = context.lookups.find(context.catalog, sha256, filename);
     if (!found) {
         spdlog::error("GET {}: {}", request.target(), found.error().message);
         return make_text_response(request, http::status::internal_server_error,
@@ -159,9 +159,8 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         return make_text_response(request, http::status::not_found,
                                   "project '" + file->project + "' is quarantined; its files are not offered");
     }
-    if (!wants_metadata && request.method() == http::verb::get && context.downloads != nullptr &&
-        starts_at_first_byte(request)) {
-        context.downloads->record(file->id);
+    if (!wants_metadata && request.method() == http::verb::get && starts_at_first_byte(request)) {
+        context.downloads.record(file->id);
     }
     if (wants_metadata) {
         // An sdist whose PKG-INFO is not static has none to serve (PEP 643, 658).
@@ -176,11 +175,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
     // A cached remote file is served from disk once its verified copy is in the store.
     const bool cached = file->mode == catalog::download_mode::cache && context.blobs.has_blob(sha256);
     if (file->mode != catalog::download_mode::local && !cached) {
-        if (context.remote_files == nullptr) {
-            return make_text_response(request, http::status::bad_gateway,
-                                      "this file lives at a remote URL and this server serves no remote downloads");
-        }
-        return context.remote_files->serve(request, *file, respond);
+        return context.remote_files.serve(request, *file, respond);
     }
     if (cached) return send_blob(request, context.blobs.blob_path(sha256), sha256, context.settings.private_index);
     return send_owned(context, request, *file, respond);
@@ -200,7 +195,7 @@ route_answer download_file(route_context& context, route_request& request) {
         }
         respond(std::move(*answer));
     };
-    if (!context.read_workers->try_submit(concurrency::job(std::move(read_metadata))))
+    if (!context.read_workers.try_submit(concurrency::job(std::move(read_metadata))))
         return busy_response(request.header(), lane::read_pool, request.matched->answers);
     return std::nullopt;
 }

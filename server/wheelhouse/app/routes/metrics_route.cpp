@@ -45,25 +45,21 @@ transport::outgoing_response serve_metrics(route_context& context, const http::r
             levels.upstream_metadata_kept = kept->metadata_files;
         }
     }
-    if (context.tokens != nullptr) {
-        const auto checks = context.tokens->cache_stats();
-        levels.token_checks_cached = checks.hits;
-        levels.token_checks_read = checks.lookups;
-    }
+    const auto checks = context.tokens.cache_stats();
+    levels.token_checks_cached = checks.hits;
+    levels.token_checks_read = checks.lookups;
 
-    if (context.publishers != nullptr && context.exchange != nullptr) {
-        if (auto publishers = context.publishers->count()) levels.trusted_publishers = static_cast<std::uint64_t>(*publishers);
-        const auto changes = context.publishers->stats();
-        levels.publishers_added = changes.added;
-        levels.publishers_removed = changes.removed;
-        for (std::size_t i = 0; i < oidc::exchange_outcome_count; ++i) {
-            const auto outcome = static_cast<oidc::exchange_outcome>(i);
-            levels.token_exchanges.emplace_back(oidc::to_string(outcome), context.exchange->count(outcome));
-        }
-        const auto fetches = context.exchange->key_fetches();
-        levels.issuer_key_fetches = fetches.fetched;
-        levels.issuer_key_fetch_failures = fetches.failed;
+    if (auto publishers = context.publishers.count()) levels.trusted_publishers = static_cast<std::uint64_t>(*publishers);
+    const auto changes = context.publishers.stats();
+    levels.publishers_added = changes.added;
+    levels.publishers_removed = changes.removed;
+    for (std::size_t i = 0; i < oidc::exchange_outcome_count; ++i) {
+        const auto outcome = static_cast<oidc::exchange_outcome>(i);
+        levels.token_exchanges.emplace_back(oidc::to_string(outcome), context.exchange.count(outcome));
     }
+    const auto fetches = context.exchange.key_fetches();
+    levels.issuer_key_fetches = fetches.fetched;
+    levels.issuer_key_fetch_failures = fetches.failed;
 
     http::fields headers;
     headers.set(http::field::cache_control, "no-store");
@@ -73,7 +69,7 @@ transport::outgoing_response serve_metrics(route_context& context, const http::r
 }
 
 route_answer metrics_page(route_context& context, route_request& request) {
-    return serve_metrics(context, request.header(), *context.write_workers);
+    return serve_metrics(context, request.header(), context.write_workers);
 }
 
 }  // namespace wheelhouse::app

@@ -87,13 +87,13 @@ route_answer audience(route_context& context, route_request& request) {
 route_answer mint_token(route_context& context, route_request& request) {
     auto identity_token = identity_token_of(request.incoming.body);
     if (!identity_token) return refused(request, "invalid-payload", identity_token.error());
-    auto minted = context.exchange->exchange(*identity_token);
+    auto minted = context.exchange.exchange(*identity_token);
     if (!minted) {
         const auto& failure = minted.error();
         spdlog::warn("trusted publishing: refused a token from {}: {}", request.incoming.peer.to_string(), describe(failure));
         if (failure.kind == error_kind::unavailable) {
             http::fields retry;
-            retry.set(http::field::retry_after, std::to_string(context.exchange->retry_after(*identity_token).count()));
+            retry.set(http::field::retry_after, std::to_string(context.exchange.retry_after(*identity_token).count()));
             return error_response(request.header(), failure, audience::trusted_publishing, std::move(retry));
         }
         if (failure.kind == error_kind::internal) return error_response(request.header(), failure, audience::trusted_publishing);

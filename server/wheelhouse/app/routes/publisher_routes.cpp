@@ -60,7 +60,7 @@ result<oidc::publisher> publisher_of(const json::object& body, std::string proje
 route_answer list_publishers(route_context& context, route_request& request) {
     auto project = project_of(request);
     if (!project) return request.refuse(project.error());
-    auto found = context.publishers->list(*project);
+    auto found = context.publishers.list(*project);
     if (!found) return request.refuse(found.error());
     return json_response(request.header(), http::status::ok,
                          render::publisher_list_json(*project, context.settings.publishing.audience,
@@ -74,7 +74,7 @@ route_answer add_publisher(route_context& context, route_request& request) {
     if (!body) return request.refuse(body.error());
     auto draft = publisher_of(*body, *project);
     if (!draft) return request.refuse(draft.error());
-    auto added = context.publishers->add(*draft, request.grant->name);
+    auto added = context.publishers.add(*draft, request.grant->name);
     if (!added) return request.refuse(added.error());
     return json_response(request.header(), http::status::created, json::serialize(render::publisher_json(*added)));
 }
@@ -88,7 +88,7 @@ route_answer remove_publisher(route_context& context, route_request& request) {
     if (ec != std::errc{} || end != id_text.data() + id_text.size())
         return request.refuse(make_error(error_kind::not_found, "'" + std::string(id_text) + "' is no publisher id; the "
                                                                "list gives each publisher's \"id\""));
-    auto removed = context.publishers->remove(id, *project, request.grant->name);
+    auto removed = context.publishers.remove(id, *project, request.grant->name);
     if (!removed) return request.refuse(removed.error());
     json::object out{{"removed", render::publisher_json(removed->removed)}, {"tokens_revoked", removed->tokens_revoked}};
     return json_response(request.header(), http::status::ok, json::serialize(out));

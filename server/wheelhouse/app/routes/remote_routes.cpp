@@ -79,8 +79,8 @@ struct registration_tools {
     remote::registrar registrar;
 
     explicit registration_tools(route_context& context)
-        : github(*context.asset_client, github_settings_of(context)),
-          registrar(*context.asset_client, *context.ingester, github, registrar_settings_of(context)) {}
+        : github(context.asset_client, github_settings_of(context)),
+          registrar(context.asset_client, context.ingester, github, registrar_settings_of(context)) {}
 
     static remote::github_settings github_settings_of(const route_context& context) {
         remote::github_settings settings;
@@ -109,12 +109,7 @@ struct common_fields {
     bool verify = false;
 };
 
-result<common_fields> read_common(const route_context& context, const route_request& request, std::string_view example) {
-    if (context.asset_client == nullptr) {
-        return make_error(error_kind::unavailable,
-                          "this server has no HTTP client for remote files configured; its administrator can "
-                          "enable one (see wheelhouse serve --help, the remote options)");
-    }
+result<common_fields> read_common(const route_request& request, std::string_view example) {
     auto body = body_object(request.incoming.body, example);
     if (!body) return body.error();
     auto mode = mode_field(*body);
@@ -128,7 +123,7 @@ result<common_fields> read_common(const route_context& context, const route_requ
 
 route_answer register_asset(route_context& context, route_request& request) {
     constexpr std::string_view example = R"({"url": "https://github.com/OWNER/REPO/releases/download/TAG/FILE.whl"})";
-    auto fields = read_common(context, request, example);
+    auto fields = read_common(request, example);
     if (!fields) return request.refuse(fields.error());
     auto url = text_field(fields->body, "url");
     if (!url) return request.refuse(url.error());
@@ -168,7 +163,7 @@ route_answer register_asset(route_context& context, route_request& request) {
 
 route_answer import_release(route_context& context, route_request& request) {
     constexpr std::string_view example = R"({"repository": "OWNER/REPO", "tag": "v1.0"})";
-    auto fields = read_common(context, request, example);
+    auto fields = read_common(request, example);
     if (!fields) return request.refuse(fields.error());
     auto repository = text_field(fields->body, "repository");
     if (!repository) return request.refuse(repository.error());

@@ -162,7 +162,7 @@ void serve_from_upstream(route_context& context, const http::request_header<>& r
                                    "project '" + key.project + "' is reserved on this index and has no files yet; "
                                    "no upstream index is asked for it"));
     };
-    if (!context.upstream_pages->request(*plan.upstream, key.project, std::move(waiter), *context.outbound_workers))
+    if (!context.upstream_pages->request(*plan.upstream, key.project, std::move(waiter), context.outbound_workers))
         respond(busy_response(request, lane::outbound, audience::package_tools));
 }
 
@@ -189,7 +189,7 @@ route_answer serve_page(route_context& context, route_request& request, const pa
         if (page && !*page && plan.upstream) return serve_from_upstream(context, header, respond, key, how, std::move(plan));
         respond(answer_page(header, page, how.view(), key.project));
     };
-    if (!context.pages.render_once(key, std::move(render), std::move(waiter), *context.read_workers))
+    if (!context.pages.render_once(key, std::move(render), std::move(waiter), context.read_workers))
         return busy_response(request.header(), lane::read_pool, request.matched->answers);
     return std::nullopt;
 }

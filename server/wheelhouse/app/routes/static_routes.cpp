@@ -68,7 +68,7 @@ transport::outgoing_response static_routes::serve(const http::request_header<>& 
 }
 
 route_answer static_file(route_context& context, route_request& request) {
-    return context.static_files->serve(request.header(), request.target);
+    return context.static_files.serve(request.header(), request.target);
 }
 
 }  // namespace wheelhouse::app

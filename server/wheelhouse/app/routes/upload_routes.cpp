@@ -66,7 +66,7 @@ result<std::string> provenance_of_form(const route_context& context, const auth:
         return invalid("upload without attestations, or publish through a trusted publisher: this index takes PEP 740 "
                        "attestations only with a token a trusted publisher minted");
     }
-    auto publisher = context.publishers->find(*grant.publisher_id);
+    auto publisher = context.publishers.find(*grant.publisher_id);
     if (!publisher) return publisher.error();
     if (!*publisher) {
         return make_error(error_kind::forbidden, "mint a new token: the trusted publisher that minted this one is gone");
@@ -187,7 +187,7 @@ route_answer ingest_upload(route_context& context, route_request& request) {
 
     // This worker validates and hands the row to the group commit; the answer is written from
     // the commit queue's thread once the batch's commit is synced, while the worker goes on.
-    context.ingester->ingest_spool(std::move(received.spool), filename, options,
+    context.ingester.ingest_spool(std::move(received.spool), filename, options,
                                    [&context, header, answers = request.matched->answers, respond = request.respond,
                                     queued = request.queued_at](result<ingest::ingest_result> ingested) {
         context.metrics.record_ingest(outcome_of(ingested), std::chrono::duration_cast<std::chrono::microseconds>(
