@@ -32,7 +32,7 @@ namespace wheelhouse::auth {
 
 struct token_record {
     std::int64_t id = 0;
-    token_grant grant;  // name, scope, project patterns (empty: every project), build limits
+    token_grant grant;  // name, scope, project patterns (empty: every project), build limits, minting publisher
     std::int64_t created_ms = 0;
     std::optional<std::int64_t> expires_ms;
     std::optional<std::int64_t> revoked_ms;
