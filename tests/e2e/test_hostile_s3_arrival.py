@@ -19,7 +19,7 @@ import pytest
 
 from test_s3_check import RADOSGW, radosgw, s3cmd  # noqa: F401  (the module's radosgw fixture)
 from test_s3_store import (FormUpload, blob_key, bucket_keys, bucket_server, catalog_rows,  # noqa: F401
-                           in_progress_uploads, object_bytes, uploaded_parts)
+                           in_progress_uploads, object_bytes, bucket_index, uploaded_parts)
 from test_uploads import make_token
 from wheelbuilder import build_wheel
 
@@ -46,10 +46,7 @@ def sha256_of(path: pathlib.Path) -> str:
 
 
 def test_a_sha256_naming_another_files_object_never_touches_it(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     victim = big_wheel(tmp_path, "victim", "1.0")
     status, said = FormUpload(running, token, victim, sha256_of(victim)).finish()
     assert status == 201, said
@@ -70,10 +67,7 @@ def test_a_sha256_naming_another_files_object_never_touches_it(tmp_path, wheelho
 
 
 def test_bytes_that_are_no_wheel_leave_no_object_and_no_parts(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     junk = tmp_path / "junk-1.0-py3-none-any.whl"
     junk.write_bytes(os.urandom(30 * MiB))
     status, said = FormUpload(running, token, junk, sha256_of(junk)).finish()
@@ -85,10 +79,7 @@ def test_bytes_that_are_no_wheel_leave_no_object_and_no_parts(tmp_path, wheelhou
 
 def test_a_client_that_stops_halfway_leaves_nothing_in_the_bucket_or_the_folder(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = big_wheel(tmp_path, "halfway", "1.0", 40 * MiB)
     key = blob_key(bucket_server.prefix, sha256_of(wheel))
     sending = FormUpload(running, token, wheel, sha256_of(wheel))
@@ -121,10 +112,7 @@ def test_a_token_for_another_project_stores_nothing(tmp_path, wheelhouse_bin, ra
 
 def test_digests_in_capitals_or_that_are_none_go_the_way_they_went_before(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     capitals = big_wheel(tmp_path, "capitals", "1.0")
     status, said = FormUpload(running, token, capitals, sha256_of(capitals).upper()).finish()
     assert status == 201, said  # compared without case, as before; put once whole
@@ -140,10 +128,7 @@ def test_digests_in_capitals_or_that_are_none_go_the_way_they_went_before(
 
 
 def test_more_uploads_at_once_than_run_in_the_background_all_land(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheels = [big_wheel(tmp_path, "many", f"1.{n}", 18 * MiB) for n in range(5)]
     with concurrent.futures.ThreadPoolExecutor(len(wheels)) as pool:
         answers = list(pool.map(lambda wheel: FormUpload(running, token, wheel, sha256_of(wheel)).finish(), wheels))
@@ -247,10 +232,7 @@ def threads_of(running) -> int:
 
 def test_two_uploads_of_the_same_bytes_at_once_both_answer_and_one_object_lands(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = big_wheel(tmp_path, "twice", "1.0", 30 * MiB)
     sha = sha256_of(wheel)
     first, second = FormUpload(running, token, wheel, sha), FormUpload(running, token, wheel, sha)
@@ -269,10 +251,7 @@ def test_a_forger_racing_the_victim_for_its_key_never_spoils_the_victims_object(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
     """Both in flight at once, both declaring the victim's sha256; the forger ends first, then
     after the victim (twice): the victim's object is its own bytes, and stays."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     victim = big_wheel(tmp_path, "victim", "1.0", 30 * MiB)
     (tmp_path / "forger").mkdir()
     forged = big_wheel(tmp_path / "forger", "victim", "1.0", 30 * MiB)  # same name, other bytes
@@ -301,10 +280,7 @@ def test_a_sha256_digest_given_twice_or_after_the_content_or_with_a_filename(
     """The first sha256_digest is the one checked, whatever comes later; one that names the
     victim's object never touches it; one after the content or in a part with a filename goes
     the old way. Nothing is left behind by any."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     victim = big_wheel(tmp_path, "victim", "1.0", 18 * MiB)
     status, said = FormUpload(running, token, victim, sha256_of(victim)).finish()
     assert status == 201, said
@@ -340,10 +316,7 @@ def test_a_sha256_digest_given_twice_or_after_the_content_or_with_a_filename(
 
 def test_a_chunked_body_that_grows_past_the_upload_limit_is_refused_and_leaves_nothing(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data, "--max-upload-size", str(20 * MiB))
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server, "--max-upload-size", str(20 * MiB))
     wheel = big_wheel(tmp_path, "toolarge", "1.0", 30 * MiB)
     sending = RawForm(running, token, twine_parts(wheel, ("sha256_digest", sha256_of(wheel))), chunked=True)
     status, said = sending.finish()
@@ -361,10 +334,7 @@ def test_a_chunked_body_that_grows_past_the_upload_limit_is_refused_and_leaves_n
 
 def test_clients_that_stop_at_16_mib_at_a_part_boundary_or_inside_the_last_part(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = big_wheel(tmp_path, "stops", "1.0", 28 * MiB)
     size = wheel.stat().st_size
     for stop_at in (16 * MiB, 16 * MiB + 1, 24 * MiB, 24 * MiB + 1, size - 1000, size):
@@ -381,10 +351,7 @@ def test_clients_that_stop_at_16_mib_at_a_part_boundary_or_inside_the_last_part(
 
 
 def test_an_empty_content_or_one_of_exactly_16_mib_with_its_sha256(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     empty = tmp_path / "empty-1.0-py3-none-any.whl"
     empty.write_bytes(b"")
     status, said = FormUpload(running, token, empty, sha256_of(empty)).finish()
@@ -399,10 +366,7 @@ def test_an_empty_content_or_one_of_exactly_16_mib_with_its_sha256(tmp_path, whe
 
 def test_a_reupload_and_a_clash_of_a_large_file_leave_the_first_object_alone(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = big_wheel(tmp_path, "again", "1.0", 20 * MiB)
     sha = sha256_of(wheel)
     key = blob_key(bucket_server.prefix, sha)
@@ -422,10 +386,7 @@ def test_a_reupload_and_a_clash_of_a_large_file_leave_the_first_object_alone(
 def test_a_form_name_of_another_project_takes_the_completed_object_back_out(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
     """check_form_project refuses after the early upload was completed: the object must go."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = big_wheel(tmp_path, "named", "1.0", 20 * MiB)
     status, said = RawForm(running, token, twine_parts(wheel, ("name", "other"),
                                                        ("sha256_digest", sha256_of(wheel)))).finish()
@@ -456,10 +417,7 @@ def test_a_limited_token_halfway_through_a_large_upload_of_another_project_leave
 
 def test_sigterm_mid_upload_exits_and_the_restart_leaves_no_upload_or_claim(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data, "--drain-timeout", "3")
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server, "--drain-timeout", "3")
     wheel = big_wheel(tmp_path, "stopped", "1.0", 40 * MiB)
     key = blob_key(bucket_server.prefix, sha256_of(wheel))
     sending = FormUpload(running, token, wheel, sha256_of(wheel))
@@ -481,10 +439,7 @@ def test_sigterm_mid_upload_exits_and_the_restart_leaves_no_upload_or_claim(
 
 def test_many_large_uploads_that_hang_up_leave_no_threads_and_others_still_land(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     small = big_wheel(tmp_path, "warm", "1.0", 1 * MiB)
     assert FormUpload(running, token, small, sha256_of(small)).finish()[0] == 201
     time.sleep(1)
@@ -612,10 +567,7 @@ def test_kill_9_during_an_upload_declaring_a_listed_files_sha256_leaves_no_uploa
     (a forger's declared digest, or an honest re-upload of the same file). The start-up sweep's
     release_blob kept the object and stopped there, so the parts stayed in progress for good; the
     sweep now throws away unfinished uploads of a claimed key whatever keeps its object."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     victim = big_wheel(tmp_path, "victim", "1.0", 18 * MiB)
     sha = sha256_of(victim)
     key = blob_key(bucket_server.prefix, sha)
@@ -690,10 +642,7 @@ def test_an_abort_the_store_refuses_once_is_tried_again_by_the_next_start(tmp_pa
 def test_a_body_without_its_closing_boundary_or_with_bytes_after_it(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
     """The content's last bytes reach the spool only when the parser is told the body ended
     (after the part upload heard `ended`): refused or taken whole, never half."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = big_wheel(tmp_path, "unclosed", "1.0", 20 * MiB)
     sha = sha256_of(wheel)
     for cut in (len(f"--{RawForm.boundary}--\r\n"), len(f"\r\n--{RawForm.boundary}--\r\n")):
@@ -722,10 +671,7 @@ def test_a_token_revoked_while_its_large_upload_arrives_leaves_no_object(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
     """The early upload is completed once the wheel is valid; the commit then finds the token
     revoked: the completed object must go again."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = big_wheel(tmp_path, "revoked", "1.0", 26 * MiB)
     key = blob_key(bucket_server.prefix, sha256_of(wheel))
     sending = FormUpload(running, token, wheel, sha256_of(wheel))
@@ -773,10 +719,7 @@ def test_a_delete_while_the_same_file_is_uploaded_again_keeps_row_and_object_tog
 
 
 def test_a_slowloris_past_16_mib_gets_408_and_leaves_nothing(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data, "--read-timeout", "2", "--min-body-rate", "2000000")
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server, "--read-timeout", "2", "--min-body-rate", "2000000")
     wheel = big_wheel(tmp_path, "slow", "1.0", 26 * MiB)
     key = blob_key(bucket_server.prefix, sha256_of(wheel))
     sending = FormUpload(running, token, wheel, sha256_of(wheel))
@@ -805,10 +748,7 @@ def test_a_slowloris_past_16_mib_gets_408_and_leaves_nothing(tmp_path, wheelhous
 
 def test_two_different_files_of_one_name_at_once_one_lands_the_other_leaves_nothing(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     (tmp_path / "b").mkdir()
     first, second = big_wheel(tmp_path, "clash", "1.0", 24 * MiB), big_wheel(tmp_path / "b", "clash", "1.0", 24 * MiB)
     sendings = [FormUpload(running, token, wheel, sha256_of(wheel)) for wheel in (first, second)]
@@ -827,10 +767,7 @@ def test_two_different_files_of_one_name_at_once_one_lands_the_other_leaves_noth
 
 def test_a_client_that_hangs_up_right_after_its_last_byte_gets_row_and_object_or_neither(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = big_wheel(tmp_path, "gone", "1.0", 26 * MiB)
     sending = FormUpload(running, token, wheel, sha256_of(wheel))
     sending.send(len(sending.content))

@@ -35,7 +35,7 @@ from server_process import ServerProcess
 from test_hostile_s3 import SECRET, FakeStore, environment, fake_store, reply  # noqa: F401
 from test_s3_check import radosgw, s3cmd  # noqa: F401  (the module's radosgw fixture)
 from test_s3_store import (answer, blob_key, bucket_environment, bucket_flags, bucket_keys,  # noqa: F401
-                           bucket_server, catalog_rows, in_progress_uploads, run_with_bucket, FormUpload)
+                           bucket_server, catalog_rows, in_progress_uploads, run_with_bucket, bucket_index, FormUpload)
 from test_uploads import curl, make_token
 from wheelbuilder import build_wheel
 
@@ -336,10 +336,7 @@ def test_a_store_that_stalls_mid_part_fails_the_upload_within_the_timeout_and_ab
 
 
 def one_wheel_index(tmp_path, wheelhouse_bin, bucket_server, *names: str):
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheels = {}
     for name in names:
         wheels[name] = build_wheel(tmp_path / "farm", name, "1.0", files={f"{name}/blob.bin": os.urandom(30_000)})
@@ -896,10 +893,7 @@ def test_s3_pull_export_and_backup_copy_a_wheel_over_8_mib_out_of_the_bucket(tmp
 def test_a_wheel_of_9_mib_comes_back_out_of_radosgw_by_s3_pull(tmp_path, wheelhouse_bin, radosgw,
                                                               bucket_server):  # noqa: F811
     """The same against the real store, just past 8 MiB (a single PUT going up)."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = build_wheel(tmp_path / "farm", "ninemib", "1.0", files={"ninemib/blob.bin": os.urandom(9 << 20)})
     status, body = curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")
     assert status == 201, body

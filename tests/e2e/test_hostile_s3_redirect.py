@@ -24,7 +24,7 @@ import urllib.request
 import pytest
 
 from test_s3_check import radosgw  # noqa: F401  (the module's radosgw fixture)
-from test_s3_store import answer, blob_key, bucket_server  # noqa: F401
+from test_s3_store import answer, blob_key, bucket_index, bucket_server  # noqa: F401
 from test_uploads import curl, make_token
 from wheelbuilder import build_wheel
 
@@ -179,10 +179,7 @@ def test_a_url_handed_out_late_in_its_window_still_works_50_s_after_signing(tmp_
                                                                   bucket_server):  # noqa: F811
     # Lifetime 60: a URL handed out just before its window turns is the oldest a client can get;
     # it must still work close to signed_at + 60.
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data, "--s3-url-lifetime", "60")
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server, "--s3-url-lifetime", "60")
     [wheel] = upload_wheels(tmp_path, running, token, "aging", 1)
     url = f"{running.url}files/{sha(wheel)}/{wheel.name}"
     # Wait for the last second of a window, then take the URL.
@@ -203,10 +200,7 @@ def test_a_url_handed_out_late_in_its_window_still_works_50_s_after_signing(tmp_
 @pytest.mark.parametrize("lifetime", ["60", "61", "69", "604800"])
 def test_lifetime_at_its_limits_gives_urls_with_90_percent_life_that_work(tmp_path, wheelhouse_bin, radosgw,
                                                                           bucket_server, lifetime):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data, "--s3-url-lifetime", lifetime)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server, "--s3-url-lifetime", lifetime)
     wheels = upload_wheels(tmp_path, running, token, "limited", 2)
     life = int(lifetime)
     window = max(1, life // 10)
@@ -234,10 +228,7 @@ def test_lifetime_at_its_limits_gives_urls_with_90_percent_life_that_work(tmp_pa
 
 @pytest.fixture
 def one_bucket_file(tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     [wheel] = upload_wheels(tmp_path, running, token, "headed", 1)
     return running, wheel, f"/files/{sha(wheel)}/{wheel.name}"
 
@@ -303,10 +294,7 @@ def test_range_and_conditionals_on_a_bucket_file(one_bucket_file):
 def test_a_private_index_302_needs_the_token_and_is_private(tmp_path, wheelhouse_bin, radosgw,
                                                             bucket_server):  # noqa: F811
     import base64
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data, "--private")
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server, "--private")
     [wheel] = upload_wheels(tmp_path, running, token, "hushed", 1)
     url = f"{running.url}files/{sha(wheel)}/{wheel.name}"
     basic = "Basic " + base64.b64encode(f"__token__:{token}".encode()).decode()
@@ -425,10 +413,7 @@ def location_of_fresh(running, wheel: pathlib.Path) -> str:
 
 def test_a_quarantined_projects_bucket_file_gets_no_url(tmp_path, wheelhouse_bin, radosgw,
                                                         bucket_server):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     [wheel] = upload_wheels(tmp_path, running, token, "shunned", 1)
     url = f"{running.url}files/{sha(wheel)}/{wheel.name}"
     assert answer(url)[0] == 302
@@ -463,10 +448,7 @@ def test_thousands_of_files_from_threads_past_the_cap_get_their_own_rightly_sign
     # Lifetime 60 (a 6 s window) and 4400 files: the cache is cleared at the cap and at window
     # turns while 6 threads sign at once; every URL must be its own file's and rightly signed.
     import http.client
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data, "--s3-url-lifetime", "60")
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server, "--s3-url-lifetime", "60")
     [wheel] = upload_wheels(tmp_path, running, token, "thronged", 1)
     assert running.stop() == 0
     files = [(sha(wheel), wheel.name)] + clone_rows(data, wheel, 4400)

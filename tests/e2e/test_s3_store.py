@@ -56,6 +56,14 @@ def object_bytes(env: dict[str, str], key: str, tmp_path: pathlib.Path) -> bytes
     return target.read_bytes()
 
 
+def bucket_index(tmp_path: pathlib.Path, wheelhouse_bin, bucket_server, *serve_args: str):
+    """A data folder with the upload token "ci", and the server on it over the module's bucket."""
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    return data, token, bucket_server(data, *serve_args)
+
+
 def catalog_rows(data: pathlib.Path) -> dict[str, str]:
     with sqlite3.connect(data / "catalog.db") as db:
         return dict(db.execute("SELECT filename, sha256 FROM files"))
@@ -96,10 +104,7 @@ def bucket_server(tmp_path, wheelhouse_bin, radosgw, request):  # noqa: F811
 
 def test_twine_and_curl_uploads_land_in_the_bucket_byte_for_byte_and_pip_installs_through_the_redirect(
         tmp_path, wheelhouse_bin, radosgw, bucket_server, pip):  # noqa: F811
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     farm = tmp_path / "farm"
     first = build_wheel(farm, "bucketed", "1.0", files={"bucketed/__init__.py": "WHERE = 'bucket'\n",
                                                          "bucketed/blob.bin": os.urandom(200_000).hex()})
@@ -196,10 +201,7 @@ def test_a_large_upload_goes_up_in_parts_and_reads_back_byte_for_byte(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
     """Above 16 MiB a file goes up as a multipart upload (parts of 8 MiB, several at once), each
     part's sha256 signed and the whole file's checked before the upload is completed."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = build_wheel(tmp_path / "farm", "bigbucketed", "1.0",
                         files={"bigbucketed/blob.bin": os.urandom(37 << 20)})
     assert wheel.stat().st_size > 37 << 20
@@ -288,10 +290,7 @@ def test_a_large_upload_whose_sha256_comes_first_goes_to_the_bucket_while_it_arr
     """twine sends sha256_digest before the content: from 16 MiB on, the parts go to the bucket as
     the body arrives, so the store holds them before the client has sent the rest, and the 201
     comes soon after the last byte. twine itself gets the same path."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheel = build_wheel(tmp_path / "farm", "arriving", "1.0", files={"arriving/blob.bin": os.urandom(41 << 20)})
     sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
     key = blob_key(bucket_server.prefix, sha256)
@@ -570,10 +569,7 @@ def test_ingest_and_fsck_with_the_bucket_find_what_is_missing_resized_forged_or_
 
 def bucketed_index(tmp_path, wheelhouse_bin, bucket_server, *names: str):
     """A server on a bucket with one wheel uploaded per name: (data, server, token, {name: wheel})."""
-    data = tmp_path / "data"
-    data.mkdir()
-    token = make_token(wheelhouse_bin, data, "ci")
-    running = bucket_server(data)
+    data, token, running = bucket_index(tmp_path, wheelhouse_bin, bucket_server)
     wheels = {}
     for name in names:
         wheels[name] = build_wheel(tmp_path / "farm", name, "1.0", files={f"{name}/blob.bin": os.urandom(50_000)})
