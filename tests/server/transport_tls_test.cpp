@@ -163,3 +163,64 @@ TEST_CASE("server: a body that stops over TLS is answered 408 at the read deadli
     const auto answer = client.receive_until("\n", 5s);
     CHECK_THAT(answer, Catch::StartsWith("HTTP/1.1 408") && Catch::Contains("Connection: close"));
 }
+
+namespace {
+
+// One request over a fresh connection at `version`, offering `session` when given; what the
+// connection ended with: whether it resumed, and the sessions (tickets) the server gave.
+struct resumption {
+    bool resumed = false;
+    int tickets = 0;
+    SSL_SESSION* last = nullptr;  // owned by the caller
+};
+
+resumption connect_once(unsigned short port, int version, SSL_SESSION* session) {
+    net::io_context io;
+    ssl::context context(ssl::context::tls_client);
+    SSL_CTX* raw = context.native_handle();
+    SSL_CTX_set_min_proto_version(raw, version);
+    SSL_CTX_set_max_proto_version(raw, version);
+    SSL_CTX_set_session_cache_mode(raw, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    static thread_local resumption* current = nullptr;
+    resumption out;
+    current = &out;
+    SSL_CTX_sess_set_new_cb(raw, [](SSL*, SSL_SESSION* given) {
+        ++current->tickets;
+        if (current->last != nullptr) SSL_SESSION_free(current->last);
+        current->last = given;
+        return 1;  // kept: freed by the caller
+    });
+    ssl::stream<tcp::socket> stream(io, context);
+    if (session != nullptr) SSL_set_session(stream.native_handle(), session);
+    stream.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    stream.handshake(ssl::stream_base::client);
+    const std::string_view request = "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    net::write(stream, net::buffer(request.data(), request.size()));
+    std::string answer;
+    error_code ec;
+    std::array<char, 4096> piece{};
+    while (!ec) answer.append(piece.data(), stream.read_some(net::buffer(piece), ec));  // tickets arrive as it reads
+    CHECK_THAT(answer, Catch::StartsWith("HTTP/1.1 200"));
+    out.resumed = SSL_session_reused(stream.native_handle()) == 1;
+    stream.shutdown(ec);  // a client that ends without close_notify marks its session unresumable
+    current = nullptr;
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("server: TLS sessions resume by ticket, with no session cache kept on the server", "[server][transport][tls]") {
+    const test_certificate files;
+    echo_server server({}, 2, load(files));
+    for (const int version : {TLS1_2_VERSION, TLS1_3_VERSION}) {
+        CAPTURE(version);
+        const auto first = connect_once(server.port(), version, nullptr);
+        CHECK_FALSE(first.resumed);
+        CHECK(first.tickets == 1);  // TLS 1.3: one ticket a handshake, not OpenSSL's default two
+        REQUIRE(first.last != nullptr);
+        const auto second = connect_once(server.port(), version, first.last);
+        CHECK(second.resumed);
+        SSL_SESSION_free(first.last);
+        if (second.last != nullptr) SSL_SESSION_free(second.last);
+    }
+}

@@ -1,5 +1,6 @@
 #include "wheelhouse/transport/responses.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -106,35 +107,47 @@ outgoing_response make_prepared_response(const http::request_header<>& request, 
     const bool keep_alive = wants_keep_alive(request);
     const unsigned version = request.version() == 10 ? 10 : 11;
     const auto code = static_cast<unsigned>(status);
-    prepared_response out{{std::string(), keep_alive}, nullptr};
-    std::uint64_t body_bytes = 0;
-    std::string& text = out.head.text;
-    text.reserve(256);
-    text += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-    char number[24];
-    text.append(number, std::to_chars(number, number + sizeof number, code).ptr);
-    text += ' ';
-    text += http::obsolete_reason(status);
-    text += "\r\n";
-    const auto add = [&text](std::string_view name, std::string_view value) {
-        text += name;
-        text += ": ";
-        text += value;
-        text += "\r\n";
+    char length[24];
+    const std::string_view length_text(length, body ? std::to_chars(length, length + sizeof length, body->size()).ptr - length : 0);
+    // As Beast's keep_alive(): say so only where the version's default differs.
+    std::string_view connection;
+    if (version == 11 && !keep_alive) connection = "close";
+    if (version == 10 && keep_alive) connection = "keep-alive";
+    const std::string_view reason = http::obsolete_reason(status);
+
+    // Every cached page and redirect is written here: sized once, then copied, with no
+    // re-allocation or per-piece length scan.
+    std::size_t size = std::string_view("HTTP/1.1 200 \r\n\r\n").size() + reason.size();
+    const auto line_size = [](std::string_view name, std::string_view value) { return name.size() + value.size() + 4; };
+    size += line_size(http::to_string(http::field::server), server_name);
+    for (const auto& [name, value] : fields) size += line_size(http::to_string(name), value);
+    if (!connection.empty()) size += line_size("Connection", connection);
+    if (body) size += line_size("Content-Length", length_text);
+
+    prepared_response out{{std::string(size, '\0'), keep_alive}, nullptr};
+    char* at = out.head.text.data();
+    const auto put = [&at](std::string_view piece) { at = std::copy(piece.begin(), piece.end(), at); };
+    const auto add = [&put](std::string_view name, std::string_view value) {
+        put(name);
+        put(": ");
+        put(value);
+        put("\r\n");
     };
+    put(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    at = std::to_chars(at, at + 3, code).ptr;
+    put(" ");
+    put(reason);
+    put("\r\n");
     add(http::to_string(http::field::server), server_name);
     for (const auto& [name, value] : fields) add(http::to_string(name), value);
-    // As Beast's keep_alive(): say so only where the version's default differs.
-    if (version == 11 && !keep_alive) add("Connection", "close");
-    if (version == 10 && keep_alive) add("Connection", "keep-alive");
-    if (body) {
-        add("Content-Length", std::string_view(number, std::to_chars(number, number + sizeof number, body->size()).ptr));
-        if (request.method() != http::verb::head) {
-            body_bytes = body->size();
-            out.body = std::move(body);
-        }
+    if (!connection.empty()) add("Connection", connection);
+    if (body) add("Content-Length", length_text);
+    put("\r\n");
+    std::uint64_t body_bytes = 0;
+    if (body && request.method() != http::verb::head) {
+        body_bytes = body->size();
+        out.body = std::move(body);
     }
-    text += "\r\n";
     return {std::move(out), code, body_bytes};
 }
 
