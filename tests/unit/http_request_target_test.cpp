@@ -60,6 +60,8 @@ TEST_CASE("http: plain targets split the same as escaped ones", "[http]") {
         {"/a/b", "/a//%62"},
         {"/a/b/", "/a/%62//"},
         {"/simple/.x/..y/", "/simple/.x/..%79/"},
+        // A local label's '+' and an epoch's '!' are themselves in a path (not a space, as in a query).
+        {"/files/ab/k-1!1.0+cu126-cp310-cp310-linux_x86_64.whl", "/files/ab/k-1%211.0%2Bcu126-cp310-cp310-linux_x86_64.whl"},
     };
     for (const auto& [plain, escaped] : table) {
         CAPTURE(plain);
@@ -71,6 +73,7 @@ TEST_CASE("http: plain targets split the same as escaped ones", "[http]") {
         CHECK(fast->query.empty());
     }
     CHECK(parse("/simple/flash-attn/")->segments == std::vector<std::string>{"simple", "flash-attn", ""});
+    CHECK(parse("/a/%61+b!")->segments == std::vector<std::string>{"a", "a+b!"});  // the full parser keeps '+' too
     // "//" is "/" wherever it is, and only in the path (micropip asks for "/simple//<project>/").
     CHECK(parse("/simple//flash-attn/")->segments == std::vector<std::string>{"simple", "flash-attn", ""});
     CHECK(parse("//simple///flash-attn//")->segments == std::vector<std::string>{"simple", "flash-attn", ""});

@@ -1,5 +1,7 @@
 #include "wheelhouse/http/request_target.hpp"
 
+#include <array>
+
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
@@ -41,16 +43,24 @@ result<void> check_query_value(std::string_view key, std::string_view value) {
     return {};
 }
 
-// The targets pip and wrk send almost always: "/simple/<name>/" in unreserved characters only,
-// without escapes, query, empty or dot segments. Split here, they decode to themselves and need
-// no URL parser; anything else returns nullopt and takes the full path.
+// The targets pip and wrk send almost always: "/simple/<name>/" and "/files/<sha256>/<wheel>" in
+// unreserved characters and the '+' and '!' of versions (which a path does not decode), without
+// escapes, query, empty or dot segments. Split here, they decode to themselves and need no URL
+// parser; anything else returns nullopt and takes the full path.
+constexpr std::array<bool, 256> plain_bytes = [] {
+    std::array<bool, 256> plain{};
+    for (unsigned char c = 0; c < 128; ++c) {
+        plain[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+                   c == '_' || c == '~' || c == '+' || c == '!' || c == '/';
+    }
+    return plain;
+}();
+
 std::optional<request_target> parse_plain(std::string_view target) {
     if (target.size() < 2 || target.front() != '/') return std::nullopt;
-    for (char c : target) {
-        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                           c == '.' || c == '_' || c == '~' || c == '/';
-        if (!plain) return std::nullopt;
-    }
+    bool plain = true;  // one pass without an early exit: every byte is looked at once, by table
+    for (char c : target) plain &= plain_bytes[static_cast<unsigned char>(c)];
+    if (!plain) return std::nullopt;
     request_target out;
     out.segments.reserve(4);
     std::size_t start = 1;
