@@ -1,6 +1,8 @@
 #include "wheelhouse/app/download_answer.hpp"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 
 #include "wheelhouse/text/utf8.hpp"
 #include "wheelhouse/transport/responses.hpp"
@@ -95,22 +97,50 @@ http::response<http::empty_body> download_answer::head(bool partial) const {
     return response;
 }
 
+namespace {
+
+constexpr unsigned char control_byte = 1;
+constexpr unsigned char non_ascii_byte = 2;
+constexpr std::array<unsigned char, 256> url_byte_kinds = [] {
+    std::array<unsigned char, 256> kinds{};
+    for (unsigned byte = 0; byte < 256; ++byte) {
+        if (byte < 0x20 || byte == 0x7f) kinds[byte] = control_byte;
+        if (byte >= 0x80) kinds[byte] = non_ascii_byte;
+    }
+    return kinds;
+}();
+
+}  // namespace
+
 transport::outgoing_response redirect_download(const http::request_header<>& request, const std::string& url,
                                                bool private_index, std::chrono::seconds max_age) {
     // Written into the head as it is: a control character would end the field (or the head).
-    if (std::any_of(url.begin(), url.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    // One pass over the URL, without an early exit, tells that and whether it is plain ASCII (a
+    // presigned URL always is), which the body may then echo without a UTF-8 repair.
+    unsigned char seen = 0;
+    for (const char c : url) seen |= url_byte_kinds[static_cast<unsigned char>(c)];
+    if ((seen & control_byte) != 0) {
         return transport::make_text_response(request, http::status::internal_server_error,
                                              "the catalog names a download URL with control characters; the "
                                              "administrator has to re-register the file");
     }
-    const std::string cache_control =
-        "max-age=" + std::to_string(max_age.count()) + (private_index ? ", private" : ", public");
+    char cache_control[48] = "max-age=";
+    char* end = std::to_chars(cache_control + 8, cache_control + 24, max_age.count()).ptr;
+    const std::string_view standing = private_index ? ", private" : ", public";
+    end = std::copy(standing.begin(), standing.end(), end);
     const transport::header_field fields[] = {{http::field::content_type, "text/plain; charset=utf-8"},
                                               {http::field::location, url},
-                                              {http::field::cache_control, cache_control}};
+                                              {http::field::cache_control, std::string_view(cache_control, end)}};
     // Past Beast's serializer, as a cached page: the redirect to a bucket is as hot a path.
-    auto body = std::make_shared<const std::string>("302 Found: the file is at " + text::replace_invalid_utf8(url) + "\n");
-    return transport::make_prepared_response(request, http::status::found, fields, std::move(body));
+    constexpr std::string_view lead = "302 Found: the file is at ";
+    std::string text;
+    text.reserve(lead.size() + url.size() + 1);
+    text.append(lead);
+    if ((seen & non_ascii_byte) != 0) text.append(text::replace_invalid_utf8(url));
+    else text.append(url);
+    text.push_back('\n');
+    return transport::make_prepared_response(request, http::status::found, fields,
+                                             std::make_shared<const std::string>(std::move(text)));
 }
 
 }  // namespace wheelhouse::app
