@@ -7,6 +7,7 @@ import hashlib
 import json
 import pathlib
 import re
+import socket
 import sys
 
 import pytest
@@ -99,3 +100,58 @@ def test_pip_sees_a_yanked_file_only_when_pinned(index, pip, tmp_path, wheelhous
     pip("install", "--dry-run", "--ignore-installed", "--no-deps", "--report", str(report), "--index-url",
         server.url + "simple/", "kernels")
     assert json.loads(report.read_text())["install"][0]["metadata"]["version"] == "1.0.0"
+
+
+def test_a_page_past_64_kib_leaves_by_sendfile_whole_kept_alive_and_pipelined(tmp_path, wheelhouse_bin, start_server, pip):
+    """A large page is sent from a sealed memory-file copy of its body (sendfile): what arrives must
+    be the page, whole, in both formats, on a kept-alive connection and two pipelined in one write,
+    with HEAD and a 304 still bodiless, and pip must install from it."""
+    farm = tmp_path / "farm"
+    for minor in range(160):
+        build_wheel(farm, "big-project", f"1.{minor}", NATIVE_TAGS, files={"big_project/__init__.py": f"V = {minor}\n"})
+    data = tmp_path / "data"
+    assert ingest(wheelhouse_bin, data, farm).returncode == 0
+    server = start_server(data)
+    host, port = server.url.split("//")[1].rstrip("/").split(":")
+    path = "/simple/big-project/"
+    json_accept = "application/vnd.pypi.simple.v1+json"
+
+    def exchange(raw: bytes, responses: int) -> list[tuple[bytes, bytes]]:
+        with socket.create_connection((host, int(port)), timeout=10) as conn:
+            conn.sendall(raw)
+            got, out = b"", []
+            while len(out) < responses:
+                head_end = got.find(b"\r\n\r\n")
+                if head_end >= 0:
+                    head = got[:head_end]
+                    length = re.search(rb"Content-Length: (\d+)", head)
+                    bodiless = raw.startswith(b"HEAD") or length is None
+                    end = head_end + 4 + (0 if bodiless else int(length.group(1)))
+                    if len(got) >= end:
+                        out.append((head, got[head_end + 4:end]))
+                        got = got[end:]
+                        continue
+                piece = conn.recv(1 << 16)
+                assert piece, f"the server closed after {len(out)} responses"
+                got += piece
+            assert got == b""
+            return out
+
+    json_get = f"GET {path} HTTP/1.1\r\nHost: x\r\nAccept: {json_accept}\r\n\r\n".encode()
+    html_get = f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    (json_head, json_body), (html_head, html_body) = exchange(json_get + html_get, 2)
+    assert len(json_body) > 64 * 1024 and len(html_body) > 64 * 1024
+    page = json.loads(json_body)
+    assert len(page["files"]) == 160
+    assert html_body.count(b"<a ") == 160
+    again = exchange(json_get * 3, 3)
+    assert [body for _, body in again] == [json_body] * 3
+    head_only = exchange(json_get.replace(b"GET", b"HEAD", 1), 1)
+    assert head_only[0][1] == b"" and f"Content-Length: {len(json_body)}".encode() in head_only[0][0]
+    etag = re.search(rb"ETag: (\S+)", json_head).group(1)
+    (not_modified_head, _), = exchange(json_get.replace(b"\r\n\r\n", b"\r\nIf-None-Match: " + etag + b"\r\n\r\n"), 1)
+    assert not_modified_head.startswith(b"HTTP/1.1 304")
+
+    target = tmp_path / "site"
+    pip("install", "--index-url", server.url + "simple/", "--target", str(target), "big-project")
+    assert (target / "big_project" / "__init__.py").read_text() == "V = 159\n"

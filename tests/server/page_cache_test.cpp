@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "wheelhouse/app/page_cache.hpp"
 
 using namespace wheelhouse;
@@ -271,4 +274,36 @@ TEST_CASE("page cache: a miss finds the pool full: refused at once, its waiter n
     later.shutdown();
     CHECK(answered.bodies.size() == 3);
     CHECK(std::count(answered.bodies.begin(), answered.bodies.end(), "refused") == 0);
+}
+
+TEST_CASE("page cache: a large page keeps a sealed memory-file copy of its body, counted in its bytes",
+          "[server][page_cache]") {
+    page_cache cache;
+    const std::string large(storage::memory_file_threshold + 123, 'x');
+    const auto render_large = []() -> result<std::optional<std::string>> {
+        return std::optional(std::string(storage::memory_file_threshold + 123, 'x'));
+    };
+    const auto page = cache.get_or_render({"", "big", page_format::json}, render_large);
+    REQUIRE(page);
+    REQUIRE(*page);
+    const auto& file = (*page)->body_file;
+    REQUIRE(file);
+    // The copy holds the body, byte for byte, and no one can change it: sendfile sends it as is.
+    std::string copy(large.size() + 1, '\0');
+    CHECK(::pread(file->get(), copy.data(), copy.size(), 0) == static_cast<ssize_t>(large.size()));
+    copy.resize(large.size());
+    CHECK(copy == large);
+    CHECK((::fcntl(file->get(), F_GET_SEALS) & (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK)) ==
+          (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK));
+    CHECK(::pwrite(file->get(), "y", 1, 0) < 0);
+    CHECK(cache.stats().bytes == 2 * large.size());
+
+    // A small page stays in memory alone.
+    const auto small = cache.get_or_render({"", "small", page_format::json},
+                                           []() -> result<std::optional<std::string>> { return std::optional(std::string("{}")); });
+    REQUIRE(small);
+    CHECK_FALSE((**small).body_file);
+    CHECK(cache.stats().bytes == 2 * large.size() + 2);
+    cache.invalidate_project("big");
+    CHECK(cache.stats().bytes == 2);
 }

@@ -128,8 +128,9 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
     if (!*body) return std::optional<rendered_page>();
     // Rendering grows the string by doubling; kept as is, a page would hold up to twice its size.
     (**body).shrink_to_fit();
-    rendered_page page{std::make_shared<const std::string>(std::move(**body)), {}};
+    rendered_page page{std::make_shared<const std::string>(std::move(**body)), {}, nullptr};
     page.etag = http_conditional::strong_entity_tag(*page.body);
+    if (page.body->size() >= storage::memory_file_threshold) page.body_file = storage::sealed_memory_file(*page.body);
     page.stamp_now();
 
     std::unique_lock lock(mutex_);
@@ -139,8 +140,8 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
     auto& scope = *slot->second;
     if (scope.pages.try_emplace(name, page).second) {
         ++entries_;
-        bytes_ += page.body->size();
-        scope.bytes += page.body->size();
+        bytes_ += page.held_bytes();
+        scope.bytes += page.held_bytes();
     }
     if (variant) {
         scope.last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -180,8 +181,8 @@ bool page_cache::drop_least_recent_variant_scope(const scope_pages* keep) {
 
 void page_cache::erase_page(scope_pages& scope, const std::string& name) {
     if (auto page = scope.pages.find(name); page != scope.pages.end()) {
-        bytes_ -= page->second.body->size();
-        scope.bytes -= page->second.body->size();
+        bytes_ -= page->second.held_bytes();
+        scope.bytes -= page->second.held_bytes();
         --entries_;
         scope.pages.erase(page);
     }

@@ -26,12 +26,14 @@
 #include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/pep691/negotiation.hpp"
 #include "wheelhouse/result.hpp"
+#include "wheelhouse/storage/memory_file.hpp"
 
 namespace wheelhouse::app {
 
 struct rendered_page {
     std::shared_ptr<const std::string> body;
     std::string etag;  // quoted, strong: http_conditional::strong_entity_tag
+    std::shared_ptr<storage::descriptor> body_file{};  // a large body's sealed copy, sent by sendfile (or null)
     // When it was rendered (Unix milliseconds; 0: never stamped, no Last-Modified), and that
     // instant's second and the next as HTTP-dates, written once (page_response.cpp says which
     // one a response carries).
@@ -41,6 +43,8 @@ struct rendered_page {
 
     // Stamps the page as rendered now.
     void stamp_now();
+    // Memory held, the copy's included.
+    std::size_t held_bytes() const noexcept { return body ? body->size() * (body_file ? 2 : 1) : 0; }
 };
 
 struct page_key {

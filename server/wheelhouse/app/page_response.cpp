@@ -72,7 +72,7 @@ transport::outgoing_response respond_with_page(const http::request_header<>& req
     if (!warning.empty()) fields[count++] = {http::field::warning, warning};
     const std::span<const transport::header_field> used(fields.data(), count);
     if (current) return transport::make_prepared_response(request, http::status::not_modified, used, nullptr);
-    return transport::make_prepared_response(request, http::status::ok, used, page.body);
+    return transport::make_prepared_response(request, http::status::ok, used, page.body, page.body_file);
 }
 
 transport::outgoing_response redirect_permanently(const http::request_header<>& request, std::string_view public_root,

@@ -611,6 +611,12 @@ bool http_session::unread_header_is_head() const {
 }
 
 void http_session::do_write(outgoing_response response) {
+    // A large page over plain HTTP leaves by sendfile(2) from its sealed copy (the TLS path
+    // copies into its records either way, so it keeps writing from memory).
+    if (auto* page = std::get_if<prepared_response>(&response.shape); page && page->body_file && page->body && !tls_) {
+        file_response from_file{std::move(page->head), file_span{std::move(page->body_file), 0, page->body->size()}};
+        response.shape = std::move(from_file);
+    }
     response_.emplace(std::move(response));
     peer_sent_more_ = false;
     const bool keep_alive = std::visit(overloaded{

@@ -85,7 +85,7 @@ outgoing_response make_prepared_response(http::response<http::empty_body> head,
                                          std::shared_ptr<const std::string> body) {
     const std::uint64_t length = body ? body->size() : 0;
     const unsigned status = head.result_int();
-    return {prepared_response{prepared_head_of(head, length), std::move(body)}, status, length};
+    return {prepared_response{prepared_head_of(head, length), std::move(body), nullptr}, status, length};
 }
 
 outgoing_response make_file_response(http::response<http::empty_body> head, file_span body) {
@@ -103,7 +103,8 @@ outgoing_response make_streamed_response(http::response<http::empty_body> head, 
 
 outgoing_response make_prepared_response(const http::request_header<>& request, http::status status,
                                          std::span<const header_field> fields,
-                                         std::shared_ptr<const std::string> body) {
+                                         std::shared_ptr<const std::string> body,
+                                         std::shared_ptr<storage::descriptor> body_file) {
     const bool keep_alive = wants_keep_alive(request);
     const unsigned version = request.version() == 10 ? 10 : 11;
     const auto code = static_cast<unsigned>(status);
@@ -124,7 +125,7 @@ outgoing_response make_prepared_response(const http::request_header<>& request, 
     if (!connection.empty()) size += line_size("Connection", connection);
     if (body) size += line_size("Content-Length", length_text);
 
-    prepared_response out{{std::string(size, '\0'), keep_alive}, nullptr};
+    prepared_response out{{std::string(size, '\0'), keep_alive}, nullptr, nullptr};
     char* at = out.head.text.data();
     const auto put = [&at](std::string_view piece) { at = std::copy(piece.begin(), piece.end(), at); };
     const auto add = [&put](std::string_view name, std::string_view value) {
@@ -147,6 +148,7 @@ outgoing_response make_prepared_response(const http::request_header<>& request, 
     if (body && request.method() != http::verb::head) {
         body_bytes = body->size();
         out.body = std::move(body);
+        out.body_file = std::move(body_file);
     }
     return {std::move(out), code, body_bytes};
 }

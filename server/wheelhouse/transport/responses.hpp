@@ -41,7 +41,8 @@ outgoing_response make_shared_response(const http::request_header<>& request, ht
 using header_field = std::pair<http::field, std::string_view>;
 outgoing_response make_prepared_response(const http::request_header<>& request, http::status status,
                                          std::span<const header_field> fields,
-                                         std::shared_ptr<const std::string> body);
+                                         std::shared_ptr<const std::string> body,
+                                         std::shared_ptr<storage::descriptor> body_file = nullptr);
 
 // Responses with `head`'s status and fields (Content-Length set here to the body's length),
 // written past Beast's serializer. The body is:

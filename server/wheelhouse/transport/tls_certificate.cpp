@@ -91,10 +91,9 @@ result<built_context> build_context(const std::string& certificate_file, const s
     if (SSL_CTX_set_cipher_list(ctx, tls12_ciphers) != 1 || SSL_CTX_set1_groups_list(ctx, key_exchange_groups) != 1)
         return make_error(error_kind::internal, "cannot set TLS ciphers: " + openssl_reason());
     SSL_CTX_set_alpn_select_cb(ctx, select_http11, nullptr);
-    // Resumption by stateless tickets only, as nginx's default: no server-side session cache to
-    // fill (20,480 sessions of TLS 1.2 clients) or sweep every 255 handshakes, and one TLS 1.3
-    // ticket per handshake rather than two, since each resumed connection is given a fresh one.
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    // One TLS 1.3 ticket per handshake rather than OpenSSL's two: each resumed connection is
+    // given a fresh one. (The server's session cache stays on for TLS 1.2 clients that resume by
+    // session id; tests/e2e/test_hostile_tls.py bounds what it holds.)
     SSL_CTX_set_num_tickets(ctx, 1);
     if (SSL_CTX_use_certificate_chain_file(ctx, certificate_file.c_str()) != 1)
         return invalid("give --tls-cert a readable PEM file, the server's certificate then its chain: " +

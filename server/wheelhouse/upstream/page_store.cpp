@@ -29,6 +29,7 @@ rendered_body rendered(std::string body) {
     body.shrink_to_fit();
     rendered_body out;
     out.etag = http_conditional::strong_entity_tag(body);
+    if (body.size() >= storage::memory_file_threshold) out.file = storage::sealed_memory_file(body);
     out.body = std::make_shared<const std::string>(std::move(body));
     return out;
 }
@@ -299,7 +300,7 @@ void page_store::land(const std::string& key, const std::shared_ptr<const kept_p
     slot.kept = kept;
     slot.failure = failure;
     if (failure) slot.failed_at = clock::now();
-    slot.bytes = (kept->html.body ? kept->html.body->size() : 0) + (kept->json.body ? kept->json.body->size() : 0);
+    slot.bytes = kept->html.held_bytes() + kept->json.held_bytes();
     slot.last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     bytes_ += slot.bytes;
     // Past the cap, the least recently used pages go (they stay on disk); one scan drops enough

@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "wheelhouse/storage/memory_file.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/remote/host_policy.hpp"
 #include "wheelhouse/remote/http_client.hpp"
@@ -42,6 +43,9 @@ namespace wheelhouse::upstream {
 struct rendered_body {
     std::shared_ptr<const std::string> body;
     std::string etag;
+    std::shared_ptr<storage::descriptor> file{};  // a large body's sealed copy, sent by sendfile (or null)
+    // Memory held, the copy's included.
+    std::size_t held_bytes() const noexcept { return body ? body->size() * (file ? 2 : 1) : 0; }
 };
 
 struct kept_page {

@@ -134,7 +134,7 @@ transport::outgoing_response answer_upstream_page(const http::request_header<>& 
                                       kept.upstream);
     }
     const auto& body = format == pep691::page_format::json ? kept.json : kept.html;
-    return respond_with_page(request, rendered_page{body.body, body.etag}, how.content_type, how.cache_control,
+    return respond_with_page(request, rendered_page{body.body, body.etag, body.file}, how.content_type, how.cache_control,
                              how.negotiated, {}, outcome.stale() ? stale_warning : std::string_view());
 }
 
