@@ -244,8 +244,14 @@ void walk_every_kind_of_file(bool private_index) {
         for (const auto& [bit, method] : every_method) {
             if ((route.methods & bit) == 0) continue;
             for (const auto& [name, own] : names_of_every_kind()) {
+                // The .metadata row's pattern writes the suffix itself; other names reach the files row.
+                std::string_view filename = name;
+                if (route.pattern.ends_with("}.metadata")) {
+                    if (!filename.ends_with(".metadata") || filename == ".metadata") continue;
+                    filename.remove_suffix(std::string_view(".metadata").size());
+                }
                 std::map<std::string, std::string> samples = {
-                    {"filename", encoded(name)}, {"sha256", file.sha256}, {"version", "1.0"}, {"project", "kernels"}};
+                    {"filename", encoded(filename)}, {"sha256", file.sha256}, {"version", "1.0"}, {"project", "kernels"}};
                 std::string type, body;
                 if (body_names_a_file) {
                     auto named = body_naming(route, method, name, wheel);
@@ -343,6 +349,12 @@ TEST_CASE("route table: paths match segment by segment, with captures and the tr
          "cu130"},
         {"/variants/cu130/other/", http::verb::get, "", "", ""},
         {"/files/abc", http::verb::get, "", "", ""},
+        {"/files/abc/x.whl", http::verb::get, "/files/{sha256}/{filename}", "filename", "x.whl"},
+        {"/files/abc/x.whl.metadata", http::verb::head, "/files/{sha256}/{filename}.metadata", "filename",
+         "x.whl.metadata"},
+        {"/files/abc/.metadata", http::verb::get, "/files/{sha256}/{filename}", "filename", ".metadata"},
+        {"/files/abc/x.metadata.whl", http::verb::get, "/files/{sha256}/{filename}", "filename", "x.metadata.whl"},
+        {"/files/abc/x.whl.metadata", http::verb::post, "405 GET, HEAD", "", ""},
     };
     for (const auto& [text, method, pattern, capture_name, capture] : table) {
         CAPTURE(text, http::to_string(method));
@@ -368,9 +380,31 @@ TEST_CASE("route table: paths match segment by segment, with captures and the tr
     }
 }
 
+TEST_CASE("route table: a {name...} capture hands the handler every segment it took", "[server][routes]") {
+    const auto routes = table_router();
+    const auto [text, expected] = GENERATE(table<std::string, std::vector<std::string>>({
+        {"/simple/", {}},
+        {"/simple/flash-attn", {"flash-attn"}},
+        {"/simple/flash-attn/", {"flash-attn", ""}},
+        {"/simple/a/b/", {"a", "b", ""}},
+        {"/variants/cu130/simple/a/", {"a", ""}},
+    }));
+    CAPTURE(text);
+    auto target = http_target::parse(text);
+    REQUIRE(target);
+    auto found = routes.match(http::verb::get, *target);
+    REQUIRE(found.found != nullptr);
+    app::route_request request;
+    request.target = std::move(*target);
+    request.captures = std::move(found.captures);
+    const auto rest = request.capture_rest("project");
+    CHECK(std::vector<std::string>(rest.begin(), rest.end()) == expected);
+}
+
 TEST_CASE("route table: a malformed pattern is refused when the table is built", "[server][routes]") {
     const auto handler = [](app::route_context&, app::route_request&) -> app::route_answer { return std::nullopt; };
-    for (const std::string_view pattern : {"no-slash", "/a/{open", "/a/{rest...}/b", "/a/{}"}) {
+    for (const std::string_view pattern :
+         {"no-slash", "/a/{open", "/a/{rest...}/b", "/a/{}", "/a/{...}", "/a/{x}.m{y}", "/a/{rest...}.metadata"}) {
         CAPTURE(pattern);
         const app::route broken{app::GET, pattern, app::access::anyone, app::project_scope::none, "",
                                 app::audience::package_tools, app::body_kind::none, app::lane::io_thread, handler};

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -100,8 +101,9 @@ using route_handler = route_answer (*)(route_context& context, route_request& re
 struct route {
     method_set methods = 0;
     // "/api/v1/files/{filename}/yank[/]": literal segments, {name} captures one non-empty
-    // segment, {name...} the rest of the path (one or more segments); a final "/" must be there,
-    // a final "[/]" may be.
+    // segment, {name}.suffix one that ends in ".suffix" and holds more than it (captured whole,
+    // suffix included), {name...} the rest of the path (one or more segments); a final "/" must
+    // be there, a final "[/]" may be. Handlers read captures, never the target's segments.
     std::string_view pattern;
     access needs = access::read;
     project_scope scope = project_scope::none;
@@ -128,6 +130,8 @@ struct route_request {
     const http::request_header<>& header() const noexcept { return incoming.header; }
     // The capture `name` of the route's pattern ("" when it has none); for {name...}, its first segment.
     std::string_view capture(std::string_view name) const noexcept;
+    // For {name...}: every segment it took, in order (empty when the pattern has no such capture).
+    std::span<const std::string> capture_rest(std::string_view name) const noexcept;
     // The one way a handler refuses: `failure` in the words of the row's audience (JSON for the
     // API, PyPI's shapes for trusted publishing, text for tools and pip).
     transport::outgoing_response refuse(const error& failure) const;

@@ -38,7 +38,8 @@ constexpr auto api = audience::json_api;
 constexpr auto ci = audience::trusted_publishing;
 
 // The order matters where two routes fit one path and method: the first one answers (so
-// "/simple/" is the list, not a project page with an empty name). A page's {project...} takes the
+// "/simple/" is the list, not a project page with an empty name, and a .metadata file's URL is
+// the metadata row's). A page's {project...} takes the
 // rest of the path, for the page's own 301s and 404s.
 // clang-format off
 constexpr std::array routes{
@@ -50,12 +51,14 @@ constexpr std::array routes{
     route{get_head,   "/metrics",                                 read,   scope::index,   "metrics reads",          tools,   none,   read_pool,  metrics_page},
     // pip and uv: the simple index, its variant indexes, the files. Inline: a page is a cache hit
     // (a miss renders on the read pool, once however many wait for it), a file one indexed lookup
-    // before sendfile or a proxy thread takes over (METADATA goes to the read pool).
+    // before sendfile or a proxy thread takes over; METADATA, read from disk for every candidate
+    // pip weighs, on the read pool.
     route{get_head,   "/simple[/]",                               read,   scope::listing, private_reads,            tools,   none,   io_thread,  simple_page},
     route{get_head,   "/simple/{project...}",                     read,   scope::project, private_reads,            tools,   none,   io_thread,  simple_page},
-    route{get_head,   "/variants/{selector}[/]",                  read,   scope::none,    private_reads,            tools,   none,   io_thread,  variant_page},
+    route{get_head,   "/variants/{selector}[/]",                  read,   scope::none,    private_reads,            tools,   none,   io_thread,  variant_root},
     route{get_head,   "/variants/{selector}/simple[/]",           read,   scope::listing, private_reads,            tools,   none,   io_thread,  variant_page},
     route{get_head,   "/variants/{selector}/simple/{project...}", read,   scope::project, private_reads,            tools,   none,   io_thread,  variant_page},
+    route{get_head,   "/files/{sha256}/{filename}.metadata",      read,   scope::file,    private_reads,            tools,   none,   read_pool,  download_metadata},
     route{get_head,   "/files/{sha256}/{filename}",               read,   scope::file,    private_reads,            tools,   none,   io_thread,  download_file},
     route{get_head,   "/integrity/{project}/{version}/{filename}/provenance", read, scope::file, private_reads,    tools,   none,   read_pool,  file_provenance},
     // twine, curl -F and curl -T.
