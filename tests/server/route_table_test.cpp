@@ -406,8 +406,9 @@ TEST_CASE("route table: a malformed pattern is refused when the table is built",
     for (const std::string_view pattern :
          {"no-slash", "/a/{open", "/a/{rest...}/b", "/a/{}", "/a/{...}", "/a/{x}.m{y}", "/a/{rest...}.metadata"}) {
         CAPTURE(pattern);
-        const app::route broken{app::GET, pattern, app::access::anyone, app::project_scope::none, "",
-                                app::audience::package_tools, app::body_kind::none, app::lane::io_thread, handler};
+        const app::route broken{app::GET,          pattern, app::access::anyone,         app::project_scope::none, "",
+                                app::audience::package_tools, app::body_kind::none, app::lane::io_thread,
+                                metrics::route::other,        handler};
         CHECK_FALSE(app::router::build(std::span(&broken, 1)));
     }
 }

@@ -45,6 +45,7 @@ public:
     const std::filesystem::path& data() const { return data_.path(); }
     app::page_cache& pages() { return application_->pages(); }
     const auth::token_store& tokens() const { return application_->tokens(); }
+    const metrics::server_metrics& metrics() const { return application_->metrics(); }
 
     // Puts a wheel into the catalog the way uploads and `wheelhouse ingest` do.
     catalog::file_record ingest(std::string_view bytes, std::string_view filename);

@@ -11,7 +11,6 @@
 
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/route_access.hpp"
-#include "wheelhouse/app/route_label.hpp"
 #include "wheelhouse/app/route_table.hpp"
 #include "wheelhouse/app/routes/upload_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -74,6 +73,7 @@ router checked_router(std::span<const route> routes) {
 struct application::dispatch_state {
     route_request request;
     std::optional<transport::outgoing_response> refusal;
+    metrics::route label = metrics::route::other;  // of the row the path reached, for /metrics
     // Shared with request.respond, which a handler may keep past this state (a proxied download).
     std::shared_ptr<std::atomic<bool>> answered = std::make_shared<std::atomic<bool>>(false);
 };
@@ -81,8 +81,6 @@ struct application::dispatch_state {
 application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings,
                          std::span<const route> extra_routes)
     : settings_(std::move(settings)),
-      // Read only once requests come, after router_ is built.
-      metrics_([this](std::string_view method, std::string_view target) { return route_label(router_, method, target); }),
       pages_(settings_.pages),
       downloads_(catalog),
       asset_client_(settings_.remote_client),
@@ -156,12 +154,13 @@ void application::finish_ingests() {
 transport::body_plan application::plan_body(const http::request_header<>& header) {
     auto state = std::make_shared<dispatch_state>();
     try {
-        state->refusal = route_of(header, state->request);
+        state->refusal = route_of(header, *state);
         if (!state->refusal) return plan_for(header, state);
     } catch (const std::exception& thrown) {
         state->refusal = error_response(header, make_error(error_kind::internal, std::string("routing threw: ") + thrown.what()));
     }
     transport::body_plan plan;
+    plan.label = state->label;
     if (announces_body(header)) {
         plan.how = transport::body_plan::kind::reject;
         plan.rejection = std::move(state->refusal);
@@ -206,7 +205,8 @@ transport::outgoing_response application::refuse_target(const http::request_head
 
 // The route and the caller's right to it, or the answer that refuses the request.
 std::optional<transport::outgoing_response> application::route_of(const http::request_header<>& header,
-                                                                   route_request& request) const {
+                                                                   dispatch_state& state) const {
+    auto& request = state.request;
     if (header.method() == http::verb::unknown) {
         return transport::make_text_response(header, http::status::not_implemented,
                                              "method " + std::string(header.method_string()) + " is not supported");
@@ -215,6 +215,7 @@ std::optional<transport::outgoing_response> application::route_of(const http::re
     if (!target) return refuse_target(header, target.error());
     request.target = std::move(*target);
     auto found = router_.match(header.method(), request.target);
+    if (found.same_path != nullptr) state.label = (found.found != nullptr ? found.found : found.same_path)->label;
     if (found.found == nullptr) {
         if (found.allowed != 0) return method_not_allowed(header, found.allowed, found.same_path->answers);
         const route* meant = router_.nearest(header.method(), request.target);
@@ -250,6 +251,7 @@ transport::body_plan application::plan_for(const http::request_header<>& header,
             plan.rejection = busy(state->request, header);
         }
     }
+    plan.label = matched.label;
     if (plan.how != transport::body_plan::kind::reject) plan.handler_state = std::move(state);
     return plan;
 }

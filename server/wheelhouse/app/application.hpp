@@ -66,7 +66,7 @@ private:
     struct dispatch_state;
 
     std::optional<transport::outgoing_response> route_of(const http::request_header<>& header,
-                                                         route_request& request) const;
+                                                         dispatch_state& state) const;
     transport::outgoing_response refuse_target(const http::request_header<>& header, const error& fault) const;
     transport::body_plan plan_for(const http::request_header<>& header, std::shared_ptr<dispatch_state> state);
     void run_on_lane(const std::shared_ptr<dispatch_state>& state);

@@ -16,6 +16,7 @@
 #include "wheelhouse/auth/scope.hpp"
 #include "wheelhouse/catalog/project_filter.hpp"
 #include "wheelhouse/http/request_target.hpp"
+#include "wheelhouse/metrics/route.hpp"
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 
@@ -112,6 +113,8 @@ struct route {
     audience answers = audience::package_tools;
     body_kind body = body_kind::none;
     lane runs_on = lane::io_thread;
+    // What /metrics counts its requests under, whatever the answer (a 405 on its path too).
+    metrics::route label = metrics::route::other;
     route_handler handler = nullptr;
 };
 
