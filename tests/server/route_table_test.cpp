@@ -95,10 +95,10 @@ verdict expected(const app::route& route, const caller& who, bool private_index)
 
 // The body a route's plan reads: the sample wheel for uploads (raw or as twine's form), an
 // empty object for the JSON writes.
-std::pair<std::string, std::string> body_for(const app::route& route, http::verb method, const std::string& wheel) {
+std::pair<std::string, std::string> body_for(const app::route& route, const std::string& wheel) {
     if (route.body == app::body_kind::json) return {"application/json", "{}"};
-    if (route.body != app::body_kind::stream) return {};
-    if (method == http::verb::put) return {"application/octet-stream", wheel};
+    if (route.body == app::body_kind::raw_upload) return {"application/octet-stream", wheel};
+    if (route.body != app::body_kind::form_upload) return {};
     const std::string b(boundary);
     std::string form = "--" + b + "\r\nContent-Disposition: form-data; name=\":action\"\r\n\r\nfile_upload\r\n";
     form += "--" + b + "\r\nContent-Disposition: form-data; name=\"content\"; filename=\"" + sample_file +
@@ -137,7 +137,7 @@ void walk_the_table(bool private_index) {
             if ((route.methods & bit) == 0) continue;
             for (const auto& who : callers) {
                 CAPTURE(private_index, route.pattern, http::to_string(method), who.label);
-                auto [type, body] = body_for(route, method, wheel);
+                auto [type, body] = body_for(route, wheel);
                 http::fields fields;
                 if (!who.authorization.empty()) fields.set(http::field::authorization, who.authorization);
                 if (!type.empty()) fields.set(http::field::content_type, type);
@@ -210,9 +210,9 @@ std::vector<named_file> names_of_every_kind() {
 
 // The body that names `name` for a route whose project is in its body: an upload form, or a
 // registration's URL. Empty for routes whose body names no file.
-std::optional<std::pair<std::string, std::string>> body_naming(const app::route& route, http::verb method,
-                                                               const std::string& name, const std::string& wheel) {
-    if (route.body == app::body_kind::stream && method == http::verb::post) {
+std::optional<std::pair<std::string, std::string>> body_naming(const app::route& route, const std::string& name,
+                                                               const std::string& wheel) {
+    if (route.body == app::body_kind::form_upload) {
         const std::string b(boundary);
         std::string form = "--" + b + "\r\nContent-Disposition: form-data; name=\"content\"; filename=\"" + name +
                            "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + wheel + "\r\n--" + b + "--\r\n";
@@ -254,11 +254,11 @@ void walk_every_kind_of_file(bool private_index) {
                     {"filename", encoded(filename)}, {"sha256", file.sha256}, {"version", "1.0"}, {"project", "kernels"}};
                 std::string type, body;
                 if (body_names_a_file) {
-                    auto named = body_naming(route, method, name, wheel);
+                    auto named = body_naming(route, name, wheel);
                     if (!named) continue;
                     std::tie(type, body) = std::move(*named);
                 } else {
-                    std::tie(type, body) = body_for(route, method, wheel);
+                    std::tie(type, body) = body_for(route, wheel);
                 }
                 CAPTURE(private_index, route.pattern, http::to_string(method), name);
                 http::fields fields;

@@ -71,7 +71,7 @@ private:
     transport::body_plan plan_for(const http::request_header<>& header, std::shared_ptr<dispatch_state> state);
     void run_on_lane(const std::shared_ptr<dispatch_state>& state);
     void run_handler(dispatch_state& state) noexcept;
-    transport::outgoing_response busy(const route_request& request, const http::request_header<>& header);
+    transport::outgoing_response busy(const route_request& request);
     concurrency::worker_pool& pool_of(lane runs_on) noexcept;
     void poll_external_changes();
 

@@ -43,8 +43,12 @@ std::span<const std::string> route_request::capture_rest(std::string_view name) 
     return {};
 }
 
-transport::outgoing_response route_request::refuse(const error& failure) const {
-    return error_response(header(), failure, matched->answers);
+transport::outgoing_response route_request::refuse(const error& failure, http::fields extra) const {
+    return error_response(header(), failure, matched->answers, std::move(extra));
+}
+
+transport::outgoing_response route_request::busy(lane runs_on) const {
+    return busy_response(header(), runs_on, matched->answers);
 }
 
 }  // namespace wheelhouse::app

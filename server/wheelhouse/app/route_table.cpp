@@ -37,6 +37,8 @@ using label = metrics::route;
 constexpr auto tools = audience::package_tools;
 constexpr auto api = audience::json_api;
 constexpr auto ci = audience::trusted_publishing;
+constexpr auto raw = body_kind::raw_upload;
+constexpr auto form = body_kind::form_upload;
 
 // The order matters where two routes fit one path and method: the first one answers (so
 // "/simple/" is the list, not a project page with an empty name, and a .metadata file's URL is
@@ -63,9 +65,9 @@ constexpr std::array routes{
     route{get_head,   "/files/{sha256}/{filename}",               read,   scope::file,    private_reads,            tools,   none,   io_thread,  label::files,              download_file},
     route{get_head,   "/integrity/{project}/{version}/{filename}/provenance", read, scope::file, private_reads,    tools,   none,   read_pool,  label::metadata,           file_provenance},
     // twine, curl -F and curl -T.
-    route{POST,       "/legacy[/]",                               upload, scope::body,    uploads,                  tools,   stream, ingest,     label::upload,             ingest_upload},
-    route{PUT,        "/api/v1/files/{filename}",                 upload, scope::file,    uploads,                  tools,   stream, ingest,     label::upload,             ingest_upload},
-    route{PUT,        "/api/v1/files[/]",                         upload, scope::none,    uploads,                  tools,   stream, ingest,     label::upload,             ingest_upload},
+    route{POST,       "/legacy[/]",                               upload, scope::body,    uploads,                  tools,   form,   ingest,     label::upload,             ingest_upload},
+    route{PUT,        "/api/v1/files/{filename}",                 upload, scope::file,    uploads,                  tools,   raw,    ingest,     label::upload,             ingest_upload},
+    route{PUT,        "/api/v1/files[/]",                         upload, scope::none,    uploads,                  tools,   raw,    ingest,     label::upload,             ingest_upload},
     // The admin catalog's JSON, and scripts: reads that query, sort or read METADATA on the read
     // pool, changes on the write pool.
     route{get_head,   "/api/v1/projects[/]",                      read,   scope::listing, private_reads,            api,     none,   read_pool,  label::api,                admin::list_projects},

@@ -109,9 +109,9 @@ transport::outgoing_response send_release_variants(const route_context& context,
 // A file no row names: one of an upstream project, sent when kept, else found and fetched
 // (upstream_files.hpp).
 std::optional<transport::outgoing_response> serve_upstream_file(const route_context& context,
-                                                                const http::request_header<>& request,
-                                                                std::string_view sha256, std::string_view filename,
-                                                                bool wants_metadata, const transport::responder& respond) {
+                                                                const route_request& routed, std::string_view sha256,
+                                                                std::string_view filename, bool wants_metadata) {
+    const auto& request = routed.header();
     const auto kept = find_kept_upstream_bytes(context, sha256, filename, wants_metadata);
     if (!kept) return error_response(request, make_error(error_kind::internal, kept.error().message));
     if (kept->what == kept_upstream_bytes::kind::owned) return owned_file_refusal(request, filename);
@@ -119,15 +119,17 @@ std::optional<transport::outgoing_response> serve_upstream_file(const route_cont
         const auto path = wants_metadata ? context.blobs.metadata_path(sha256) : context.blobs.blob_path(sha256);
         return send_blob(request, path, kept->digest, context.settings.private_index);
     }
-    return fetch_upstream_file(context, request, sha256, filename, wants_metadata, respond);
+    return fetch_upstream_file(context, routed, sha256, filename, wants_metadata);
 }
 
 // The bytes of /files/{sha256}/{filename}: the file the name says (a wheel, an sdist, the
 // .metadata of either, a release's variants.json), or nullopt when a proxied download has taken
-// `respond` to answer once the remote host has.
-std::optional<transport::outgoing_response> serve_file(const route_context& context,
-                                                       const http::request_header<>& request, std::string_view sha256,
-                                                       std::string_view requested, const transport::responder& respond) {
+// routed.respond to answer once the remote host has.
+std::optional<transport::outgoing_response> serve_file(const route_context& context, const route_request& routed) {
+    const auto& request = routed.header();
+    const auto& respond = routed.respond;
+    const auto sha256 = routed.capture("sha256");
+    const auto requested = routed.capture("filename");
     if (!crypto::is_sha256_hex(sha256)) {
         return make_text_response(request, http::status::not_found,
                                   "file URLs have the form /files/<sha256>/<filename>");
@@ -148,7 +150,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         return make_text_response(request, http::status::internal_server_error,
                                   "the index could not read its catalog; the administrator has the details in the log");
     }
-    if (!*found) return serve_upstream_file(context, request, sha256, filename, wants_metadata, respond);
+    if (!*found) return serve_upstream_file(context, routed, sha256, filename, wants_metadata);
     const auto* file = &(*found)->file;
     if ((*found)->quarantined) {
         return make_text_response(request, http::status::not_found,
@@ -179,12 +181,11 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
 }  // namespace
 
 route_answer download_file(route_context& context, route_request& request) {
-    return serve_file(context, request.header(), request.capture("sha256"), request.capture("filename"), request.respond);
+    return serve_file(context, request);
 }
 
 route_answer download_metadata(route_context& context, route_request& request) {
-    auto answer = serve_file(context, request.header(), request.capture("sha256"), request.capture("filename"),
-                             request.respond);
+    auto answer = serve_file(context, request);
     // pip fetches METADATA for every candidate: readahead(2) leaves the bytes in memory for the
     // session's sendfile, so the I/O thread does not wait on the disk.
     if (const auto* sent = answer ? std::get_if<transport::file_response>(&answer->shape) : nullptr)

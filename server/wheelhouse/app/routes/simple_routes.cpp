@@ -147,7 +147,7 @@ struct upstream_plan {
 // A miss of a name the catalog lacks goes to its upstream on the outbound lane (single flight);
 // the flight asks the catalog again first, so a name that became owned meanwhile is answered
 // from here, and a reserved one with this index's 404. Called on the read pool.
-void serve_from_upstream(route_context& context, const http::request_header<>& request,
+void serve_from_upstream(route_context& context, const route& row, const http::request_header<>& request,
                          const transport::responder& respond, const page_key& key, const kept_answer& how,
                          upstream_plan plan) {
     auto waiter = [&context, request, respond, key, how, local = std::move(plan.local)](
@@ -163,7 +163,7 @@ void serve_from_upstream(route_context& context, const http::request_header<>& r
                                    "no upstream index is asked for it"));
     };
     if (!context.upstream_pages->request(*plan.upstream, key.project, std::move(waiter), context.outbound_workers))
-        respond(busy_response(request, lane::outbound, audience::package_tools));
+        respond(busy_response(request, lane::outbound, row.answers));  // the fetch's lane: see route_request::busy
 }
 
 // A hit answers inline; a miss is rendered on the read pool, once however many requests wait
@@ -183,14 +183,15 @@ route_answer serve_page(route_context& context, route_request& request, const pa
     }
     page_cache::renderer render = make_renderer();
     upstream_plan plan{upstream, upstream ? render : page_cache::renderer()};
-    auto waiter = [&context, header = request.header(), respond = request.respond, key,
+    auto waiter = [&context, &row = *request.matched, header = request.header(), respond = request.respond, key,
                    how = kept_answer{how.content_type, std::string(how.cache_control), how.negotiated},
                    plan = std::move(plan)](const page_cache::page_result& page) mutable {
-        if (page && !*page && plan.upstream) return serve_from_upstream(context, header, respond, key, how, std::move(plan));
+        if (page && !*page && plan.upstream)
+            return serve_from_upstream(context, row, header, respond, key, how, std::move(plan));
         respond(answer_page(header, page, how.view(), key.project));
     };
     if (!context.pages.render_once(key, std::move(render), std::move(waiter), context.read_workers))
-        return busy_response(request.header(), lane::read_pool, request.matched->answers);
+        return request.busy(lane::read_pool);  // the render's lane, not the row's: see route_request::busy
     return std::nullopt;
 }
 
