@@ -1,33 +1,10 @@
 #include <catch2/catch.hpp>
 
-#include <chrono>
-#include <thread>
-
 #include "test_server.hpp"
-#include "wheelhouse/metrics/server_metrics.hpp"
 
 using namespace wheelhouse;
 using namespace wheelhouse::testing;
 using metrics::route;
-
-namespace {
-
-// Every request counted under `label`, whatever its status.
-std::uint64_t counted_under(const test_server& server, route label) {
-    std::uint64_t total = 0;
-    for (unsigned status = 100; status < 600; ++status) total += server.metrics().requests(label, status);
-    return total;
-}
-
-// The session counts a request once its answer is written, which the client may read first.
-bool counted_once_more(const test_server& server, route label, std::uint64_t before) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (counted_under(server, label) == before && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return counted_under(server, label) == before + 1;
-}
-
-}  // namespace
 
 TEST_CASE("route label: requests are counted under the label of the row they reach, never the raw path",
           "[server][route_label]") {
@@ -73,7 +50,7 @@ TEST_CASE("route label: requests are counted under the label of the row they rea
     test_server server;
     for (const auto& [method, target, expected] : table) {
         CAPTURE(http::to_string(method), target);
-        const auto before = counted_under(server, expected);
+        const auto before = requests_counted(server, expected);
         const auto response = server.request(method, target);
         CAPTURE(response.result_int());
         CHECK(counted_once_more(server, expected, before));

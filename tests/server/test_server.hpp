@@ -72,6 +72,12 @@ private:
     unsigned short port_ = 0;
 };
 
+// Every request /metrics counted under `label`, whatever its status.
+std::uint64_t requests_counted(const test_server& server, metrics::route label);
+// Whether one more request is counted under `label` than `before`, within five seconds: the
+// session counts a request once its answer is written, which the client may read first.
+bool counted_once_more(const test_server& server, metrics::route label, std::uint64_t before);
+
 // One connection for a test that sends in pieces, with pauses, or more than the server reads.
 class raw_client {
 public:
