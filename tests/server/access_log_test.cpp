@@ -198,8 +198,8 @@ TEST_CASE("access log: a destination slower than the traffic makes recording wai
         for (int t = 0; t < threads; ++t)
             recorders.emplace_back([&log, t] {
                 for (int i = 0; i < lines_each; ++i)
-                    log.record("127.0.0.1", "GET", "/t/" + std::to_string(t) + "/" + std::to_string(i), 200, 1234,
-                               56us);
+                    log.record("127.0.0.1", "GET", "/t/" + std::to_string(t) + "/" + std::to_string(i),
+                               metrics::route::other, 200, 1234, 56us);
             });
         for (auto& recorder : recorders) recorder.join();
         recorded_all = true;
@@ -229,10 +229,10 @@ TEST_CASE("access log: lines that cannot be written are counted as lost", "[serv
     {
         transport::access_log log("/dev/full", &metrics);  // every write fails with ENOSPC
         REQUIRE(log.ready());
-        for (int i = 0; i < 1000; ++i) log.record("127.0.0.1", "GET", "/simple/", 200, 10, 5us);
+        for (int i = 0; i < 1000; ++i) log.record("127.0.0.1", "GET", "/simple/", metrics::route::other, 200, 10, 5us);
         log.flush();
         CHECK(metrics.access_log_lines_lost() == 1000);
-        log.record("127.0.0.1", "GET", "/simple/", 200, 10, 5us);
+        log.record("127.0.0.1", "GET", "/simple/", metrics::route::other, 200, 10, 5us);
     }  // and the last line, written when the log closes
     CHECK(metrics.access_log_lines_lost() == 1001);
 }
@@ -253,10 +253,12 @@ TEST_CASE("access log: a write that stops part-way loses whole lines only, and t
         rlimit capped = unlimited;
         capped.rlim_cur = 100'000;
         REQUIRE(::setrlimit(RLIMIT_FSIZE, &capped) == 0);
-        for (int i = 0; i < before; ++i) log.record("127.0.0.1", "GET", "/before/" + std::to_string(i), 200, 1, 1us);
+        for (int i = 0; i < before; ++i)
+            log.record("127.0.0.1", "GET", "/before/" + std::to_string(i), metrics::route::other, 200, 1, 1us);
         log.flush();
         REQUIRE(::setrlimit(RLIMIT_FSIZE, &unlimited) == 0);
-        for (int i = 0; i < after; ++i) log.record("127.0.0.1", "GET", "/after/" + std::to_string(i), 200, 1, 1us);
+        for (int i = 0; i < after; ++i)
+            log.record("127.0.0.1", "GET", "/after/" + std::to_string(i), metrics::route::other, 200, 1, 1us);
     }
     std::signal(SIGXFSZ, previous_handler);
 
@@ -280,7 +282,7 @@ TEST_CASE("access log: a destination that cannot be opened is refused with the f
     REQUIRE_FALSE(ready);
     CHECK(ready.error().message.starts_with("give --access-log a file"));
     CHECK(ready.error().message.find("Not a directory") != std::string::npos);
-    log.record("127.0.0.1", "GET", "/", 200, 1, 1us);  // records nothing, and does not wait
+    log.record("127.0.0.1", "GET", "/", metrics::route::other, 200, 1, 1us);  // records nothing, and does not wait
     log.flush();
 }
 
@@ -293,7 +295,7 @@ TEST_CASE("access log: a line's time stamp is the UTC time it was recorded, to t
         transport::access_log log(path.string());
         for (int i = 0; i < 200; ++i) {
             const auto start = std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
-            log.record("::1", "HEAD", "/files/x", 304, 0, 7us);
+            log.record("::1", "HEAD", "/files/x", metrics::route::other, 304, 0, 7us);
             windows.emplace_back(start, std::chrono::system_clock::now());
             if (i % 50 == 0) std::this_thread::sleep_for(3ms);  // some lines in other milliseconds
         }

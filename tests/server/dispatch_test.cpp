@@ -57,7 +57,7 @@ app::route_answer throws(app::route_context&, app::route_request&) { throw std::
 
 app::route thrower(std::string_view pattern, app::lane runs_on) {
     return {app::GET, pattern, app::access::anyone, app::project_scope::none, "", app::audience::package_tools,
-            app::body_kind::none, runs_on, throws};
+            app::body_kind::none, runs_on, metrics::route::other, throws};
 }
 
 std::vector<std::string> names_in(const boost::json::array& projects, std::string_view key) {

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <cctype>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,6 +16,7 @@
 #include "wheelhouse/app/route_table.hpp"
 #include "wheelhouse/app/router.hpp"
 #include "wheelhouse/auth/token_store.hpp"
+#include "wheelhouse/transport/responses.hpp"
 
 using namespace wheelhouse;
 using namespace wheelhouse::testing;
@@ -95,10 +99,10 @@ verdict expected(const app::route& route, const caller& who, bool private_index)
 
 // The body a route's plan reads: the sample wheel for uploads (raw or as twine's form), an
 // empty object for the JSON writes.
-std::pair<std::string, std::string> body_for(const app::route& route, http::verb method, const std::string& wheel) {
+std::pair<std::string, std::string> body_for(const app::route& route, const std::string& wheel) {
     if (route.body == app::body_kind::json) return {"application/json", "{}"};
-    if (route.body != app::body_kind::stream) return {};
-    if (method == http::verb::put) return {"application/octet-stream", wheel};
+    if (route.body == app::body_kind::raw_upload) return {"application/octet-stream", wheel};
+    if (route.body != app::body_kind::form_upload) return {};
     const std::string b(boundary);
     std::string form = "--" + b + "\r\nContent-Disposition: form-data; name=\":action\"\r\n\r\nfile_upload\r\n";
     form += "--" + b + "\r\nContent-Disposition: form-data; name=\"content\"; filename=\"" + sample_file +
@@ -137,7 +141,7 @@ void walk_the_table(bool private_index) {
             if ((route.methods & bit) == 0) continue;
             for (const auto& who : callers) {
                 CAPTURE(private_index, route.pattern, http::to_string(method), who.label);
-                auto [type, body] = body_for(route, method, wheel);
+                auto [type, body] = body_for(route, wheel);
                 http::fields fields;
                 if (!who.authorization.empty()) fields.set(http::field::authorization, who.authorization);
                 if (!type.empty()) fields.set(http::field::content_type, type);
@@ -210,9 +214,9 @@ std::vector<named_file> names_of_every_kind() {
 
 // The body that names `name` for a route whose project is in its body: an upload form, or a
 // registration's URL. Empty for routes whose body names no file.
-std::optional<std::pair<std::string, std::string>> body_naming(const app::route& route, http::verb method,
-                                                               const std::string& name, const std::string& wheel) {
-    if (route.body == app::body_kind::stream && method == http::verb::post) {
+std::optional<std::pair<std::string, std::string>> body_naming(const app::route& route, const std::string& name,
+                                                               const std::string& wheel) {
+    if (route.body == app::body_kind::form_upload) {
         const std::string b(boundary);
         std::string form = "--" + b + "\r\nContent-Disposition: form-data; name=\"content\"; filename=\"" + name +
                            "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + wheel + "\r\n--" + b + "--\r\n";
@@ -244,15 +248,21 @@ void walk_every_kind_of_file(bool private_index) {
         for (const auto& [bit, method] : every_method) {
             if ((route.methods & bit) == 0) continue;
             for (const auto& [name, own] : names_of_every_kind()) {
+                // The .metadata row's pattern writes the suffix itself; other names reach the files row.
+                std::string_view filename = name;
+                if (route.pattern.ends_with("}.metadata")) {
+                    if (!filename.ends_with(".metadata") || filename == ".metadata") continue;
+                    filename.remove_suffix(std::string_view(".metadata").size());
+                }
                 std::map<std::string, std::string> samples = {
-                    {"filename", encoded(name)}, {"sha256", file.sha256}, {"version", "1.0"}, {"project", "kernels"}};
+                    {"filename", encoded(filename)}, {"sha256", file.sha256}, {"version", "1.0"}, {"project", "kernels"}};
                 std::string type, body;
                 if (body_names_a_file) {
-                    auto named = body_naming(route, method, name, wheel);
+                    auto named = body_naming(route, name, wheel);
                     if (!named) continue;
                     std::tie(type, body) = std::move(*named);
                 } else {
-                    std::tie(type, body) = body_for(route, method, wheel);
+                    std::tie(type, body) = body_for(route, wheel);
                 }
                 CAPTURE(private_index, route.pattern, http::to_string(method), name);
                 http::fields fields;
@@ -343,6 +353,12 @@ TEST_CASE("route table: paths match segment by segment, with captures and the tr
          "cu130"},
         {"/variants/cu130/other/", http::verb::get, "", "", ""},
         {"/files/abc", http::verb::get, "", "", ""},
+        {"/files/abc/x.whl", http::verb::get, "/files/{sha256}/{filename}", "filename", "x.whl"},
+        {"/files/abc/x.whl.metadata", http::verb::head, "/files/{sha256}/{filename}.metadata", "filename",
+         "x.whl.metadata"},
+        {"/files/abc/.metadata", http::verb::get, "/files/{sha256}/{filename}", "filename", ".metadata"},
+        {"/files/abc/x.metadata.whl", http::verb::get, "/files/{sha256}/{filename}", "filename", "x.metadata.whl"},
+        {"/files/abc/x.whl.metadata", http::verb::post, "405 GET, HEAD", "", ""},
     };
     for (const auto& [text, method, pattern, capture_name, capture] : table) {
         CAPTURE(text, http::to_string(method));
@@ -368,12 +384,35 @@ TEST_CASE("route table: paths match segment by segment, with captures and the tr
     }
 }
 
+TEST_CASE("route table: a {name...} capture hands the handler every segment it took", "[server][routes]") {
+    const auto routes = table_router();
+    const auto [text, expected] = GENERATE(table<std::string, std::vector<std::string>>({
+        {"/simple/", {}},
+        {"/simple/flash-attn", {"flash-attn"}},
+        {"/simple/flash-attn/", {"flash-attn", ""}},
+        {"/simple/a/b/", {"a", "b", ""}},
+        {"/variants/cu130/simple/a/", {"a", ""}},
+    }));
+    CAPTURE(text);
+    auto target = http_target::parse(text);
+    REQUIRE(target);
+    auto found = routes.match(http::verb::get, *target);
+    REQUIRE(found.found != nullptr);
+    app::route_request request;
+    request.target = std::move(*target);
+    request.captures = std::move(found.captures);
+    const auto rest = request.capture_rest("project");
+    CHECK(std::vector<std::string>(rest.begin(), rest.end()) == expected);
+}
+
 TEST_CASE("route table: a malformed pattern is refused when the table is built", "[server][routes]") {
     const auto handler = [](app::route_context&, app::route_request&) -> app::route_answer { return std::nullopt; };
-    for (const std::string_view pattern : {"no-slash", "/a/{open", "/a/{rest...}/b", "/a/{}"}) {
+    for (const std::string_view pattern :
+         {"no-slash", "/a/{open", "/a/{rest...}/b", "/a/{}", "/a/{...}", "/a/{x}.m{y}", "/a/{rest...}.metadata"}) {
         CAPTURE(pattern);
-        const app::route broken{app::GET, pattern, app::access::anyone, app::project_scope::none, "",
-                                app::audience::package_tools, app::body_kind::none, app::lane::io_thread, handler};
+        const app::route broken{app::GET,          pattern, app::access::anyone,         app::project_scope::none, "",
+                                app::audience::package_tools, app::body_kind::none, app::lane::io_thread,
+                                metrics::route::other,        handler};
         CHECK_FALSE(app::router::build(std::span(&broken, 1)));
     }
 }
@@ -417,4 +456,168 @@ TEST_CASE("route table: each read names the project a token must cover", "[serve
     const auto allowed = app::check_access(tokens, header, true, request);
     if (request.matched->needs == app::access::read) CHECK(allowed);
     CHECK(request.project == project);
+}
+
+TEST_CASE("route table: every row fills every column, each in keeping with the others", "[server][routes]") {
+    std::set<std::pair<std::string_view, app::method_set>> seen;
+    for (const auto& route : app::route_table()) {
+        const std::string pattern(route.pattern);
+        CAPTURE(pattern);
+        CHECK(route.methods != 0);
+        CHECK((route.methods & ~(app::GET | app::HEAD | app::POST | app::PUT | app::DELETE)) == 0);
+        CHECK(((route.methods & app::GET) != 0) == ((route.methods & app::HEAD) != 0));  // HEAD is GET's
+        CHECK(pattern.starts_with('/'));
+        CHECK(seen.emplace(route.pattern, route.methods).second);
+        CHECK(app::router::build(std::span(&route, 1)));
+        // Who may call it, and which project that asks for.
+        CHECK(route.action.empty() == (route.needs == app::access::anyone));
+        if (route.needs == app::access::anyone) CHECK(route.scope == app::project_scope::none);
+        if (route.scope == app::project_scope::project) CHECK_THAT(pattern, Catch::Contains("{project"));
+        if (route.scope == app::project_scope::file) CHECK_THAT(pattern, Catch::Contains("{filename}"));
+        if (route.scope == app::project_scope::body) CHECK(route.body != app::body_kind::none);
+        // Who reads its answers: the API's JSON under /api/, PyPI's shapes for the exchange.
+        if (route.answers == app::audience::json_api) CHECK(pattern.starts_with("/api/v1/"));
+        if (route.answers == app::audience::trusted_publishing)
+            CHECK((pattern.starts_with("/_/oidc/") || pattern == "/.well-known/pytp"));
+        // The body: only writes read one, and uploads, only uploads, go to the ingest lane.
+        const bool reads = (route.methods & ~(app::GET | app::HEAD)) == 0;
+        if ((route.methods & ~(app::GET | app::HEAD | app::DELETE)) == 0) CHECK(route.body == app::body_kind::none);
+        const bool upload = route.body == app::body_kind::raw_upload || route.body == app::body_kind::form_upload;
+        CHECK(upload == (route.runs_on == app::lane::ingest));
+        CHECK(upload == (route.label == metrics::route::upload));
+        if (route.body == app::body_kind::raw_upload) CHECK((route.methods == app::PUT));
+        if (route.body == app::body_kind::form_upload) CHECK((route.methods == app::POST));
+        // Changes run where writes do, or wait on other hosts; reads never take a writer.
+        if (route.needs == app::access::admin && !reads) CHECK(route.runs_on == app::lane::write_pool);
+        if (reads) CHECK(route.runs_on != app::lane::write_pool);
+        // Counted under a label of its own kind, and answered by a handler.
+        CHECK(route.label != metrics::route::other);
+        if (pattern.starts_with("/api/v1/") && !upload) CHECK(route.label == metrics::route::api);
+        CHECK(route.handler != nullptr);
+    }
+}
+
+namespace {
+
+// Holds each pool's one worker until released, so the pool's queue can be filled.
+struct lane_hold {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool open = false;
+    int holding = 0;
+};
+lane_hold* holds = nullptr;
+
+app::route_answer hold_worker(app::route_context&, app::route_request& request) {
+    std::unique_lock lock(holds->mutex);
+    ++holds->holding;
+    holds->changed.notify_all();
+    holds->changed.wait(lock, [] { return holds->open; });
+    return transport::make_text_response(request.header(), http::status::ok, "released");
+}
+
+app::route hold_route(std::string_view pattern, app::lane runs_on) {
+    return {app::GET, pattern, app::access::anyone, app::project_scope::none, "", app::audience::package_tools,
+            app::body_kind::none, runs_on, metrics::route::other, hold_worker};
+}
+
+// What a refusal in `answers`' words looks like.
+void check_in_words_of(app::audience answers, const http_response& response) {
+    const std::string type(response[http::field::content_type]);
+    switch (answers) {
+        case app::audience::package_tools: CHECK_THAT(type, Catch::StartsWith("text/plain")); break;
+        case app::audience::json_api:
+            CHECK(type == "application/json");
+            CHECK_THAT(response.body(), Catch::StartsWith("{\"error\":"));
+            break;
+        case app::audience::trusted_publishing:
+            CHECK(type == "application/problem+json");
+            CHECK_THAT(response.body(), Catch::Contains("\"errors\":"));
+            break;
+    }
+}
+
+}  // namespace
+
+// A handler that names an audience or a lane of its own answers a full queue in words its row
+// does not have: each row's 503 is checked against the row, with every pool full. Rows on the
+// I/O thread answer busy only for what they hand off (a page miss, an upstream fetch).
+TEST_CASE("route table: with every pool full, each row answers 503 in its row's words, counted under its label",
+          "[server][routes]") {
+    lane_hold held;
+    holds = &held;
+    server_settings settings;
+    settings.app.read_workers = settings.app.write_workers = settings.app.outbound_workers = 1;
+    settings.app.read_queue = settings.app.write_queue = settings.app.outbound_queue = 1;
+    const std::pair<std::string_view, app::lane> pools[] = {
+        {"/test/hold/read", app::lane::read_pool},
+        {"/test/hold/write", app::lane::write_pool},
+        {"/test/hold/outbound", app::lane::outbound}};
+    for (const auto& [pattern, runs_on] : pools) settings.extra_routes.push_back(hold_route(pattern, runs_on));
+    test_server server(settings);
+    const auto wheel = make_wheel("kernels", "1.0");
+    const auto file = server.ingest(wheel, sample_file);
+    const auto admin = "Bearer " + make_token(server, "root", auth::scope::admin);
+    const std::map<std::string, std::string> samples = {
+        {"project", std::string(sample_project)}, {"filename", sample_file}, {"sha256", file.sha256}, {"version", "1.0"},
+        {"selector", "cu130"},                    {"name", "nobody"},        {"path", "js/app.mjs"},
+        {"id", "1"},
+    };
+
+    // One request holds each pool's worker; once it does, one more fills the pool's queue.
+    std::vector<std::thread> holders;
+    for (const auto& [pattern, runs_on] : pools) holders.emplace_back([&server, pattern = pattern] { server.get(pattern); });
+    {
+        std::unique_lock lock(held.mutex);
+        REQUIRE(held.changed.wait_for(lock, std::chrono::seconds(10), [&] { return held.holding == 3; }));
+    }
+    for (const auto& [pattern, runs_on] : pools) holders.emplace_back([&server, pattern = pattern] { server.get(pattern); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // each is queued
+
+    for (const auto& route : app::route_table()) {
+        const auto method = (route.methods & app::GET) != 0 ? http::verb::get
+                            : (route.methods & app::POST) != 0 ? http::verb::post
+                            : (route.methods & app::PUT) != 0  ? http::verb::put
+                                                                 : http::verb::delete_;
+        auto [type, body] = body_for(route, wheel);
+        http::fields fields;
+        fields.set(http::field::authorization, admin);
+        if (!type.empty()) fields.set(http::field::content_type, type);
+        const auto target = target_of(route.pattern, samples);
+        CAPTURE(route.pattern, target);
+        const auto before = requests_counted(server, route.label);
+        const auto response = server.request(method, target, fields, std::move(body));
+        CAPTURE(response.result_int(), response.body());
+        CHECK(counted_once_more(server, route.label, before));
+        // A row on a pool is answered 503, or refused from its headers before it reaches the pool
+        // (an upload's URL without a filename): in its row's words either way.
+        const auto status = response.result_int();
+        if (route.runs_on != app::lane::io_thread) CHECK((status == 503 || (status >= 400 && status < 500)));
+        if (status == 503) CHECK_FALSE(response[http::field::retry_after].empty());
+        if (status == 503 || (route.runs_on != app::lane::io_thread && status >= 400)) check_in_words_of(route.answers, response);
+    }
+    // A page no one has asked for is rendered on the read pool: full, so 503 in the page's words.
+    const auto miss = server.get("/simple/" + std::string(sample_project) + "/");
+    CHECK(miss.result_int() == 503);
+    check_in_words_of(app::audience::package_tools, miss);
+
+    {
+        std::lock_guard lock(held.mutex);
+        held.open = true;
+        held.changed.notify_all();
+    }
+    for (auto& holder : holders) holder.join();
+}
+
+// Refusals from the headers are built before the request is whole: still in its terms.
+TEST_CASE("route table: a refusal at the headers answers HEAD without a body and JSON when asked", "[server][routes]") {
+    server_settings settings;
+    settings.app.private_index = true;
+    test_server server(settings);
+    const auto head = server.request(http::verb::head, "/simple/");
+    CHECK(head.result_int() == 401);
+    CHECK(head.body().empty());
+    const auto json = server.get("/simple/", {{http::field::accept, "application/json"}});
+    CHECK(json.result_int() == 401);
+    CHECK(json[http::field::content_type] == "application/json");
 }

@@ -56,7 +56,8 @@ server_settings one_read_worker(std::size_t queue) {
     settings.app.read_workers = 1;
     settings.app.read_queue = queue;
     settings.extra_routes = {{app::GET, "/test/hold", app::access::anyone, app::project_scope::none, "",
-                              app::audience::package_tools, app::body_kind::none, app::lane::read_pool, held}};
+                              app::audience::package_tools, app::body_kind::none, app::lane::read_pool, metrics::route::other,
+                              held}};
     return settings;
 }
 

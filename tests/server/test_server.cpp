@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <chrono>
 #include <thread>
 
 namespace wheelhouse::testing {
@@ -179,6 +180,19 @@ std::string make_wheel(std::string_view name, std::string_view version, std::str
     spec.metadata += "\nLong description.\n";
     spec.files = {{std::string(name) + "/__init__.py", "VERSION = '" + std::string(version) + "'\n"}};
     return build_wheel(spec);
+}
+
+std::uint64_t requests_counted(const test_server& server, metrics::route label) {
+    std::uint64_t total = 0;
+    for (unsigned status = 100; status < 600; ++status) total += server.metrics().requests(label, status);
+    return total;
+}
+
+bool counted_once_more(const test_server& server, metrics::route label, std::uint64_t before) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (requests_counted(server, label) == before && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return requests_counted(server, label) == before + 1;
 }
 
 }  // namespace wheelhouse::testing

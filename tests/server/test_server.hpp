@@ -45,6 +45,7 @@ public:
     const std::filesystem::path& data() const { return data_.path(); }
     app::page_cache& pages() { return application_->pages(); }
     const auth::token_store& tokens() const { return application_->tokens(); }
+    const metrics::server_metrics& metrics() const { return application_->metrics(); }
 
     // Puts a wheel into the catalog the way uploads and `wheelhouse ingest` do.
     catalog::file_record ingest(std::string_view bytes, std::string_view filename);
@@ -70,6 +71,12 @@ private:
     std::unique_ptr<transport::server> server_;
     unsigned short port_ = 0;
 };
+
+// Every request /metrics counted under `label`, whatever its status.
+std::uint64_t requests_counted(const test_server& server, metrics::route label);
+// Whether one more request is counted under `label` than `before`, within five seconds: the
+// session counts a request once its answer is written, which the client may read first.
+bool counted_once_more(const test_server& server, metrics::route label, std::uint64_t before);
 
 // One connection for a test that sends in pieces, with pauses, or more than the server reads.
 class raw_client {

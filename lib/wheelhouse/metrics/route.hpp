@@ -1,10 +1,9 @@
 #pragma once
 // Which route a request went to, as a small fixed set: a metric label must never be the raw
 // path, or every project name and filename would become a time series of its own. Which
-// request goes under which label the server's route table decides (app/route_label.hpp).
+// request goes under which label the server's route table says, one label a row (app/route.hpp).
 
 #include <cstddef>
-#include <functional>
 #include <string_view>
 
 namespace wheelhouse::metrics {
@@ -27,9 +26,5 @@ inline constexpr std::size_t route_count = static_cast<std::size_t>(route::other
 
 // The label value: "simple_index", ..., "static", ..., "other".
 std::string_view to_string(route which) noexcept;
-
-// The label of a request by its method and target, as the route table says; called once per
-// finished request, from any thread.
-using route_classifier = std::function<route(std::string_view method, std::string_view target)>;
 
 }  // namespace wheelhouse::metrics

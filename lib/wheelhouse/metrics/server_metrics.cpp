@@ -136,9 +136,8 @@ void render_upstreams(text_writer& out, const scrape_levels& levels) {
 
 std::string_view to_string(ingest_outcome outcome) noexcept { return outcome_names[static_cast<std::size_t>(outcome)]; }
 
-server_metrics::server_metrics(route_classifier classify)
-    : classify_(std::move(classify)),
-      started_(std::chrono::system_clock::now()),
+server_metrics::server_metrics()
+    : started_(std::chrono::system_clock::now()),
       latency_(latency_histograms(std::make_index_sequence<route_count>())),
       ingest_duration_(ingest_bounds()),
       store_latency_(latency_histograms(std::make_index_sequence<store_operation_count>())) {}
@@ -147,14 +146,9 @@ std::size_t server_metrics::status_slot(unsigned status) noexcept {
     return status >= lowest_status && status < lowest_status + status_slots ? status - lowest_status : status_slots;
 }
 
-void server_metrics::record_request(std::string_view method, std::string_view target, unsigned status,
-                                    std::uint64_t body_bytes, std::chrono::microseconds elapsed) noexcept {
-    auto which = static_cast<std::size_t>(route::other);
-    try {
-        if (classify_) which = static_cast<std::size_t>(classify_(method, target));
-    } catch (...) {
-        // Out of memory while matching: the request still counts, under `other`.
-    }
+void server_metrics::record_request(route label, unsigned status, std::uint64_t body_bytes,
+                                    std::chrono::microseconds elapsed) noexcept {
+    const auto which = static_cast<std::size_t>(label);
     requests_[which][status_slot(status)].add();
     response_bytes_[which].add(body_bytes);
     latency_[which].observe(count_of(elapsed));

@@ -84,11 +84,11 @@ struct scrape_levels {
 // Thread safety: record_* and render() may be called from any thread at any time.
 class server_metrics {
 public:
-    // Without a classifier every request counts under route::other.
-    explicit server_metrics(route_classifier classify = {});
+    server_metrics();
 
-    // One finished request (any response, including refusals the transport wrote itself).
-    void record_request(std::string_view method, std::string_view target, unsigned status, std::uint64_t body_bytes,
+    // One finished request (any response, including refusals the transport wrote itself), under
+    // the label of the route it reached.
+    void record_request(route which, unsigned status, std::uint64_t body_bytes,
                         std::chrono::microseconds elapsed) noexcept;
     // One upload the ingest workers finished; `elapsed` from queueing to the answer.
     void record_ingest(ingest_outcome outcome, std::chrono::microseconds elapsed) noexcept;
@@ -125,7 +125,6 @@ private:
     void render_faults(text_writer& out) const;
     void render_store(text_writer& out) const;
 
-    const route_classifier classify_;
     std::chrono::system_clock::time_point started_;
     std::array<std::array<counter, status_slots + 1>, route_count> requests_;
     std::array<counter, route_count> response_bytes_;

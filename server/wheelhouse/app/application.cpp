@@ -11,7 +11,6 @@
 
 #include "wheelhouse/app/answers.hpp"
 #include "wheelhouse/app/route_access.hpp"
-#include "wheelhouse/app/route_label.hpp"
 #include "wheelhouse/app/route_table.hpp"
 #include "wheelhouse/app/routes/upload_routes.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
@@ -74,6 +73,7 @@ router checked_router(std::span<const route> routes) {
 struct application::dispatch_state {
     route_request request;
     std::optional<transport::outgoing_response> refusal;
+    metrics::route label = metrics::route::other;  // of the row the path reached, for /metrics
     // Shared with request.respond, which a handler may keep past this state (a proxied download).
     std::shared_ptr<std::atomic<bool>> answered = std::make_shared<std::atomic<bool>>(false);
 };
@@ -81,8 +81,6 @@ struct application::dispatch_state {
 application::application(catalog::catalog& catalog, storage::blob_store& blobs, app_settings settings,
                          std::span<const route> extra_routes)
     : settings_(std::move(settings)),
-      // Read only once requests come, after router_ is built.
-      metrics_([this](std::string_view method, std::string_view target) { return route_label(router_, method, target); }),
       pages_(settings_.pages),
       downloads_(catalog),
       asset_client_(settings_.remote_client),
@@ -156,12 +154,14 @@ void application::finish_ingests() {
 transport::body_plan application::plan_body(const http::request_header<>& header) {
     auto state = std::make_shared<dispatch_state>();
     try {
-        state->refusal = route_of(header, state->request);
+        state->refusal = route_of(header, *state);
         if (!state->refusal) return plan_for(header, state);
     } catch (const std::exception& thrown) {
         state->refusal = error_response(header, make_error(error_kind::internal, std::string("routing threw: ") + thrown.what()));
     }
+    state->request.planned = nullptr;
     transport::body_plan plan;
+    plan.label = state->label;
     if (announces_body(header)) {
         plan.how = transport::body_plan::kind::reject;
         plan.rejection = std::move(state->refusal);
@@ -206,7 +206,9 @@ transport::outgoing_response application::refuse_target(const http::request_head
 
 // The route and the caller's right to it, or the answer that refuses the request.
 std::optional<transport::outgoing_response> application::route_of(const http::request_header<>& header,
-                                                                   route_request& request) const {
+                                                                   dispatch_state& state) const {
+    auto& request = state.request;
+    request.planned = &header;  // the session's, for as long as plan_body runs
     if (header.method() == http::verb::unknown) {
         return transport::make_text_response(header, http::status::not_implemented,
                                              "method " + std::string(header.method_string()) + " is not supported");
@@ -215,6 +217,7 @@ std::optional<transport::outgoing_response> application::route_of(const http::re
     if (!target) return refuse_target(header, target.error());
     request.target = std::move(*target);
     auto found = router_.match(header.method(), request.target);
+    if (found.same_path != nullptr) state.label = (found.found != nullptr ? found.found : found.same_path)->label;
     if (found.found == nullptr) {
         if (found.allowed != 0) return method_not_allowed(header, found.allowed, found.same_path->answers);
         const route* meant = router_.nearest(header.method(), request.target);
@@ -231,15 +234,18 @@ std::optional<transport::outgoing_response> application::route_of(const http::re
 transport::body_plan application::plan_for(const http::request_header<>& header, std::shared_ptr<dispatch_state> state) {
     const route& matched = *state->request.matched;
     transport::body_plan plan;
-    if (matched.body == body_kind::stream) {
-        plan = plan_upload(context_, header, state->request);
-        if (plan.how == transport::body_plan::kind::reject && !announces_body(header)) {
-            state->refusal = std::move(plan.rejection);  // nothing to leave unread: keep the connection
-            plan = {};
-        }
-    } else if (matched.body == body_kind::json) {
-        plan.how = transport::body_plan::kind::in_memory;
-        plan.limit = json_body_limit;
+    switch (matched.body) {
+        case body_kind::none: break;
+        case body_kind::json:
+            plan.how = transport::body_plan::kind::in_memory;
+            plan.limit = json_body_limit;
+            break;
+        case body_kind::raw_upload:
+        case body_kind::form_upload: plan = plan_upload(context_, header, state->request); break;
+    }
+    if (plan.how == transport::body_plan::kind::reject && !announces_body(header)) {
+        state->refusal = std::move(plan.rejection);  // nothing to leave unread: keep the connection
+        plan = {};
     }
     // A body bound for a full pool would be read only to be refused: refuse it now.
     if (matched.runs_on != lane::io_thread && announces_body(header) && plan.how != transport::body_plan::kind::reject) {
@@ -247,9 +253,11 @@ transport::body_plan application::plan_for(const http::request_header<>& header,
         if (pool.queue_depth() >= pool.capacity()) {
             plan = {};  // dropping an upload's sink removes its spool file
             plan.how = transport::body_plan::kind::reject;
-            plan.rejection = busy(state->request, header);
+            plan.rejection = busy(state->request);
         }
     }
+    plan.label = matched.label;
+    state->request.planned = nullptr;
     if (plan.how != transport::body_plan::kind::reject) plan.handler_state = std::move(state);
     return plan;
 }
@@ -264,6 +272,8 @@ void application::handle(transport::incoming_request incoming, transport::respon
 
     auto& request = state->request;
     request.incoming = std::move(incoming);
+    request.upload = request.planned_upload.lock();  // the same sink, typed, and from here its one owner
+    request.incoming.sink.reset();
     // A write that succeeded records its token as used (for `token list` and the admin page);
     // an upload does so in its own commit (ingest_upload), sparing a synced commit of its own.
     std::string user;
@@ -289,7 +299,7 @@ void application::run_on_lane(const std::shared_ptr<dispatch_state>& state) {
     std::optional<ingest::commit_queue::arrival> coming;
     if (runs_on == lane::ingest) coming.emplace(ingester_.expect());
     if (!pool_of(runs_on).try_submit(concurrency::job([this, state, coming = std::move(coming)] { run_handler(*state); })))
-        state->request.respond(busy(state->request, state->request.header()));
+        state->request.respond(busy(state->request));
 }
 
 void application::run_handler(dispatch_state& state) noexcept {
@@ -302,12 +312,12 @@ void application::run_handler(dispatch_state& state) noexcept {
         if (request.grant && request.matched->runs_on != lane::io_thread) {
             if (auto still = check_access(tokens_, request.header(), settings_.private_index, request); !still) {
                 const auto why = still.error().kind == error_kind::unauthorized ? auth::revoked_on_the_way() : still.error();
-                request.incoming.sink.reset();  // an upload's spool is gone before its refusal is sent
+                request.upload.reset();  // an upload's spool is gone before its refusal is sent
                 return request.respond(request.refuse(why));
             }
         }
         if (auto answer = request.matched->handler(context_, request)) {
-            request.incoming.sink.reset();  // likewise for a handler's refusal
+            request.upload.reset();  // likewise for a handler's refusal
             request.respond(std::move(*answer));
         }
         return;
@@ -331,10 +341,10 @@ void application::run_handler(dispatch_state& state) noexcept {
     }
 }
 
-transport::outgoing_response application::busy(const route_request& request, const http::request_header<>& header) {
+transport::outgoing_response application::busy(const route_request& request) {
     const auto runs_on = request.matched->runs_on;
     if (runs_on == lane::ingest) metrics_.record_ingest(metrics::ingest_outcome::busy);
-    return busy_response(header, runs_on, request.matched->answers);
+    return request.busy(runs_on);
 }
 
 concurrency::worker_pool& application::pool_of(lane runs_on) noexcept {

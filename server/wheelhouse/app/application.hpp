@@ -66,12 +66,12 @@ private:
     struct dispatch_state;
 
     std::optional<transport::outgoing_response> route_of(const http::request_header<>& header,
-                                                         route_request& request) const;
+                                                         dispatch_state& state) const;
     transport::outgoing_response refuse_target(const http::request_header<>& header, const error& fault) const;
     transport::body_plan plan_for(const http::request_header<>& header, std::shared_ptr<dispatch_state> state);
     void run_on_lane(const std::shared_ptr<dispatch_state>& state);
     void run_handler(dispatch_state& state) noexcept;
-    transport::outgoing_response busy(const route_request& request, const http::request_header<>& header);
+    transport::outgoing_response busy(const route_request& request);
     concurrency::worker_pool& pool_of(lane runs_on) noexcept;
     void poll_external_changes();
 

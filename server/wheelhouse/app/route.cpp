@@ -36,8 +36,19 @@ std::string_view route_request::capture(std::string_view name) const noexcept {
     return {};
 }
 
-transport::outgoing_response route_request::refuse(const error& failure) const {
-    return error_response(header(), failure, matched->answers);
+std::span<const std::string> route_request::capture_rest(std::string_view name) const noexcept {
+    for (const auto& [captured, index] : captures) {
+        if (captured == name && index < target.segments.size()) return std::span(target.segments).subspan(index);
+    }
+    return {};
+}
+
+transport::outgoing_response route_request::refuse(const error& failure, http::fields extra) const {
+    return error_response(header(), failure, matched->answers, std::move(extra));
+}
+
+transport::outgoing_response route_request::busy(lane runs_on) const {
+    return busy_response(header(), runs_on, matched->answers);
 }
 
 }  // namespace wheelhouse::app

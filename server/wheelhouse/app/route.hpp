@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,6 +17,7 @@
 #include "wheelhouse/auth/scope.hpp"
 #include "wheelhouse/catalog/project_filter.hpp"
 #include "wheelhouse/http/request_target.hpp"
+#include "wheelhouse/metrics/route.hpp"
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 
@@ -72,9 +75,10 @@ enum class audience {
 
 // How the body that follows the headers is read.
 enum class body_kind {
-    none,    // none expected (a stray one is read up to a small limit and dropped)
-    json,    // a JSON object held in memory, at most json_body_limit bytes
-    stream,  // an upload, streamed to a spool file as it arrives (plan_upload)
+    none,         // none expected (a stray one is read up to a small limit and dropped)
+    json,         // a JSON object held in memory, at most json_body_limit bytes
+    raw_upload,   // the file itself (curl -T), streamed to a spool file as it arrives (plan_upload)
+    form_upload,  // twine's form (curl -F): its `content` part streamed to a spool file, its fields kept
 };
 inline constexpr std::uint64_t json_body_limit = 64 * 1024;
 
@@ -85,13 +89,15 @@ enum class lane {
                  // pool), static files, liveness
     read_pool,   // queries, sorts, METADATA files from disk
     write_pool,  // catalog writes: curation, tokens, publishers
-    ingest,      // uploads: the write pool too, in arrival order with the other writes, but a
-                 // full queue is refused in the ingest's own words and counted as a busy ingest
+    ingest,      // uploads: the write pool too, in arrival order with the other writes, announced to
+                 // the group commit as they queue (ingester::expect); a full queue is refused in the
+                 // ingest's own words and counted as a busy ingest
     outbound,    // work that waits on other hosts (registrations, issuers' keys): a pool and a bound
                  // of its own, so a slow or silent host never holds a thread uploads need
 };
 
 struct route_request;
+class upload_sink;
 // A handler answers with a response, or nullopt when it has kept request.respond to answer
 // later (a proxied download). Whatever it throws ends only its own connection.
 using route_answer = std::optional<transport::outgoing_response>;
@@ -100,8 +106,9 @@ using route_handler = route_answer (*)(route_context& context, route_request& re
 struct route {
     method_set methods = 0;
     // "/api/v1/files/{filename}/yank[/]": literal segments, {name} captures one non-empty
-    // segment, {name...} the rest of the path (one or more segments); a final "/" must be there,
-    // a final "[/]" may be.
+    // segment, {name}.suffix one that ends in ".suffix" and holds more than it (captured whole,
+    // suffix included), {name...} the rest of the path (one or more segments); a final "/" must
+    // be there, a final "[/]" may be. Handlers read captures, never the target's segments.
     std::string_view pattern;
     access needs = access::read;
     project_scope scope = project_scope::none;
@@ -110,6 +117,8 @@ struct route {
     audience answers = audience::package_tools;
     body_kind body = body_kind::none;
     lane runs_on = lane::io_thread;
+    // What /metrics counts its requests under, whatever the answer (a 405 on its path too).
+    metrics::route label = metrics::route::other;
     route_handler handler = nullptr;
 };
 
@@ -124,13 +133,28 @@ struct route_request {
     catalog::project_filter visible;         // for project_scope::listing: what the caller may see
     transport::responder respond;            // answers at most once; for handlers that answer later
     std::chrono::steady_clock::time_point queued_at;  // when the dispatcher gave it to its lane
+    // For the upload body kinds: where the body went (the spool file, and a form's fields), the
+    // sink's one owner once the handler runs (dropping it removes the spool file). Until then the
+    // session owns it, so a body the session refuses takes its spool file with it at once.
+    std::shared_ptr<upload_sink> upload;
+    std::weak_ptr<upload_sink> planned_upload;  // set by plan_upload
 
-    const http::request_header<>& header() const noexcept { return incoming.header; }
+    // The request's headers: plan_body's, while it plans (refusals from the headers answer in
+    // their terms: HEAD, Accept, keep-alive), then the whole request's.
+    const http::request_header<>& header() const noexcept { return planned != nullptr ? *planned : incoming.header; }
+    const http::request_header<>* planned = nullptr;  // set during plan_body only
     // The capture `name` of the route's pattern ("" when it has none); for {name...}, its first segment.
     std::string_view capture(std::string_view name) const noexcept;
+    // For {name...}: every segment it took, in order (empty when the pattern has no such capture).
+    std::span<const std::string> capture_rest(std::string_view name) const noexcept;
     // The one way a handler refuses: `failure` in the words of the row's audience (JSON for the
-    // API, PyPI's shapes for trusted publishing, text for tools and pip).
-    transport::outgoing_response refuse(const error& failure) const;
+    // API, PyPI's shapes for trusted publishing, text for tools and pip), with `extra` headers.
+    transport::outgoing_response refuse(const error& failure, http::fields extra = {}) const;
+    // 503 for a full queue of `runs_on`, in the row's audience. The dispatcher answers so for the
+    // row's own lane; a handler, for work it hands to another (a page miss to the read pool, an
+    // upstream fetch to the outbound lane): whether it does depends on what it finds (a cached
+    // page needs neither), so that lane is the handler's to name, the words never.
+    transport::outgoing_response busy(lane runs_on) const;
 
     // Where each capture begins among target.segments (set by the router).
     std::vector<std::pair<std::string_view, std::size_t>> captures;

@@ -39,15 +39,21 @@ result<router::compiled> router::compile(const route& declared) {
     while (true) {
         const auto slash = pattern.find('/');
         const auto text = pattern.substr(0, slash);
-        segment part{segment::kind::literal, text};
+        segment part{segment::kind::literal, text, {}};
         if (text.starts_with('{')) {
-            if (!text.ends_with('}') || text.size() < 3) return refuse("a capture is written {name} or {name...}");
-            part.text = text.substr(1, text.size() - 2);
+            const auto close = text.find('}');
+            if (close == std::string_view::npos || close < 2)
+                return refuse("a capture is written {name}, {name}.suffix or {name...}");
+            part.text = text.substr(1, close - 1);
+            part.suffix = text.substr(close + 1);
             part.what = segment::kind::capture;
+            if (part.suffix.find_first_of("{}") != std::string_view::npos) return refuse("one capture a segment");
             if (part.text.ends_with("...")) {
                 part.text.remove_suffix(3);
                 part.what = segment::kind::rest;
+                if (part.text.empty()) return refuse("a capture is written {name}, {name}.suffix or {name...}");
                 if (slash != std::string_view::npos) return refuse("{name...} must be the last segment");
+                if (!part.suffix.empty()) return refuse("{name...} takes no suffix");
             }
         }
         out.segments.push_back(part);
@@ -68,8 +74,9 @@ bool router::fits(const compiled& pattern, const std::vector<std::string>& segme
         const auto& part = parts[i];
         if (part.what == segment::kind::literal) {
             if (segments[i] != part.text) return false;
-        } else if (part.what == segment::kind::capture && segments[i].empty()) {
-            return false;
+        } else if (part.what == segment::kind::capture &&
+                   (segments[i].size() <= part.suffix.size() || !segments[i].ends_with(part.suffix))) {
+            return false;  // a capture takes at least one byte besides its suffix
         }
     }
     if (captures != nullptr) {

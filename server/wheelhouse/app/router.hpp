@@ -41,7 +41,8 @@ public:
 private:
     struct segment {
         enum class kind { literal, capture, rest } what = kind::literal;
-        std::string_view text;  // the literal, or the capture's name
+        std::string_view text;    // the literal, or the capture's name
+        std::string_view suffix;  // of a capture: what its segment must end with (".metadata")
     };
     struct compiled {
         const route* declared = nullptr;

@@ -56,16 +56,21 @@ received_upload spool_target::release() {
     return {std::move(spool_), ingest::received_digests{sha256_.finish_hex(), size_}, std::move(early_)};
 }
 
-form_upload_sink::form_upload_sink(spool_target target, std::string_view boundary)
-    : target_(std::move(target)),
-      // twine sends sha256_digest before the content (requests puts the files last)
-      form_([this](std::span<const char> bytes) { return target_.append(bytes, form_.first_value("sha256_digest")); }),
-      parser_(boundary, form_) {}
+upload_sink::upload_sink(spool_target target, std::string_view boundary) : target_(std::move(target)) {
+    // twine sends sha256_digest before the content (requests puts the files last)
+    form_.emplace([this](std::span<const char> bytes) { return target_.append(bytes, form_->fields.first_value("sha256_digest")); },
+                  boundary);
+}
 
-result<void> form_upload_sink::finish() {
+result<void> upload_sink::write(std::span<const char> bytes) {
+    return form_ ? form_->parser.feed(bytes) : target_.append(bytes);
+}
+
+result<void> upload_sink::finish() {
     target_.ended();
-    if (auto finished = parser_.finish(); !finished) return finished;
-    if (!form_.has_content()) {
+    if (!form_) return {};
+    if (auto finished = form_->parser.finish(); !finished) return finished;
+    if (!form_->fields.has_content()) {
         return invalid("no 'content' part in the form: send the wheel or sdist as -F content=@FILE");
     }
     return {};

@@ -1,6 +1,6 @@
 #pragma once
-// Where an upload's body goes while it arrives: straight into a spool file (PUT), or through
-// the multipart parser, whose `content` part goes into the spool file (twine, curl -F).
+// Where an upload's body goes while it arrives: straight into a spool file (a raw upload, curl
+// -T), or through the multipart parser, whose `content` part goes into the spool file (twine, curl -F).
 // Either way the wheel is never held in memory, and dropping the sink removes the spool file.
 
 #include <memory>
@@ -55,32 +55,33 @@ private:
     std::shared_ptr<storage::early_blob> early_;  // after spool_: dropped (and its claim) first
 };
 
-class raw_upload_sink final : public transport::body_sink {
+// The one sink of an upload's body, of the row's body kind: a raw upload's bytes go straight into
+// the spool file; a form's go through the multipart parser, whose `content` part goes there and
+// whose fields are kept. Thread safety: the session's, then the handler's, one at a time.
+class upload_sink final : public transport::body_sink {
 public:
-    explicit raw_upload_sink(spool_target target) : target_(std::move(target)) {}
-    result<void> write(std::span<const char> bytes) override { return target_.append(bytes); }
-    result<void> finish() override {
-        target_.ended();
-        return {};
-    }
-    spool_target& target() noexcept { return target_; }
+    // A raw upload: the body is the file.
+    explicit upload_sink(spool_target target) : target_(std::move(target)) {}
+    // A form whose parts `boundary` separates.
+    upload_sink(spool_target target, std::string_view boundary);
+    upload_sink(const upload_sink&) = delete;
+    upload_sink& operator=(const upload_sink&) = delete;
 
-private:
-    spool_target target_;
-};
-
-class form_upload_sink final : public transport::body_sink {
-public:
-    form_upload_sink(spool_target target, std::string_view boundary);
-    result<void> write(std::span<const char> bytes) override { return parser_.feed(bytes); }
+    result<void> write(std::span<const char> bytes) override;
     result<void> finish() override;
-    const upload::form_collector& form() const noexcept { return form_; }
+    // The form's fields; null for a raw upload.
+    const upload::form_collector* form() const noexcept { return form_ ? &form_->fields : nullptr; }
     spool_target& target() noexcept { return target_; }
 
 private:
+    struct form_reader {
+        form_reader(upload::form_collector::content_writer content, std::string_view boundary)
+            : fields(std::move(content)), parser(boundary, fields) {}
+        upload::form_collector fields;
+        upload::multipart_parser parser;
+    };
     spool_target target_;
-    upload::form_collector form_;
-    upload::multipart_parser parser_;
+    std::optional<form_reader> form_;  // after target_, which its content writer appends to
 };
 
 }  // namespace wheelhouse::app

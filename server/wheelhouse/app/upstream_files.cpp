@@ -240,20 +240,20 @@ result<kept_upstream_bytes> find_kept_upstream_bytes(const route_context& contex
 }
 
 std::optional<transport::outgoing_response> fetch_upstream_file(const route_context& context,
-                                                                const http::request_header<>& request,
-                                                                std::string_view sha256, std::string_view filename,
-                                                                bool metadata, const transport::responder& respond) {
+                                                                const route_request& routed, std::string_view sha256,
+                                                                std::string_view filename, bool metadata) {
+    const auto& request = routed.header();
     if (!context.upstream_pages || context.settings.upstream_link_files) {
         return transport::make_text_response(request, http::status::not_found,
                                              "no file " + std::string(filename) + " with sha256 " + std::string(sha256) +
                                                  " in this index");
     }
     wanted_file wanted{std::string(sha256), std::string(filename), metadata};
-    auto job = [&context, header = request, wanted = std::move(wanted), respond] {
+    auto job = [&context, header = request, wanted = std::move(wanted), respond = routed.respond] {
         find_and_fetch(context, header, wanted, respond);
     };
     if (!context.outbound_workers.try_submit(concurrency::job(std::move(job))))
-        return busy_response(request, lane::outbound, audience::package_tools);
+        return routed.busy(lane::outbound);  // the fetch's lane, not the row's: see route_request::busy
     return std::nullopt;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/route_context.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 
@@ -36,8 +37,7 @@ result<kept_upstream_bytes> find_kept_upstream_bytes(const route_context& contex
 // response at once when there is nothing to find (no upstream) or the lane is full (503).
 // Thread safety: any thread; never blocks.
 std::optional<transport::outgoing_response> fetch_upstream_file(const route_context& context,
-                                                                const http::request_header<>& request,
-                                                                std::string_view sha256, std::string_view filename,
-                                                                bool metadata, const transport::responder& respond);
+                                                                const route_request& routed, std::string_view sha256,
+                                                                std::string_view filename, bool metadata);
 
 }  // namespace wheelhouse::app

@@ -121,9 +121,10 @@ result<void> access_log::ready() const {
     return {};
 }
 
-void access_log::record(std::string_view peer, std::string_view method, std::string_view target, unsigned status,
-                        std::uint64_t bytes, std::chrono::microseconds elapsed) {
-    if (metrics_) metrics_->record_request(method, target, status, bytes, elapsed);
+void access_log::record(std::string_view peer, std::string_view method, std::string_view target,
+                        metrics::route route, unsigned status, std::uint64_t bytes,
+                        std::chrono::microseconds elapsed) {
+    if (metrics_) metrics_->record_request(route, status, bytes, elapsed);
     if (!file_) return;
     auto& buffer = buffer_of_this_thread();
     {

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "wheelhouse/metrics/route.hpp"
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/storage/descriptor.hpp"
 
@@ -55,9 +56,10 @@ public:
     // Why the destination cannot be written, with the fix; checked before serving.
     result<void> ready() const;
 
+    // `route`: the label /metrics counts the request under (body_plan::label).
     // Thread safety: any thread. Waits only while the writer is `queued_limit` behind.
-    void record(std::string_view peer, std::string_view method, std::string_view target, unsigned status,
-                std::uint64_t bytes, std::chrono::microseconds elapsed);
+    void record(std::string_view peer, std::string_view method, std::string_view target, metrics::route route,
+                unsigned status, std::uint64_t bytes, std::chrono::microseconds elapsed);
     // Returns once every line recorded before the call is written (or counted lost).
     // Thread safety: any thread.
     void flush();

@@ -283,6 +283,7 @@ void http_session::on_header(error_code ec) {
 
 void http_session::start_body(body_plan plan) {
     request_.handler_state = std::move(plan.handler_state);
+    log_route_ = plan.label;
     if (plan.how == body_plan::kind::reject) {
         close_after_response_ = true;  // the body stays unread, so the connection cannot be reused
         return do_write(std::move(*plan.rejection));
@@ -934,7 +935,7 @@ void http_session::abort_response() {
     // Closing short of Content-Length tells the client the body is incomplete.
     const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                              request_started_);
-    log_.record(peer_, log_method_, log_target_, response_->status, response_->body_bytes, elapsed);
+    log_.record(peer_, log_method_, log_target_, log_route_, response_->status, response_->body_bytes, elapsed);
     cancel_streamed_body();
     do_close();
 }
@@ -968,11 +969,12 @@ void http_session::on_write_some(error_code ec, std::size_t bytes) {
 void http_session::finish_request() {
     const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                              request_started_);
-    log_.record(peer_, log_method_, log_target_, response_->status, response_->body_bytes, elapsed);
+    log_.record(peer_, log_method_, log_target_, log_route_, response_->status, response_->body_bytes, elapsed);
     response_.reset();
     if (tls_staged_.capacity() > tls_stage_bytes / 4) std::string().swap(tls_staged_);
     log_method_.clear();
     log_target_.clear();
+    log_route_ = metrics::route::other;
     if (close_after_response_) return linger_and_close();
     do_read_header();
 }

@@ -186,6 +186,7 @@ private:
     bool contained_ = false;
     std::string log_method_;
     std::string log_target_;
+    metrics::route log_route_ = metrics::route::other;  // the plan's label; other until plan_body
 };
 
 }  // namespace wheelhouse::transport

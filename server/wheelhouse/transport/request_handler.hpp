@@ -13,6 +13,7 @@
 
 #include <boost/beast/http/message_generator.hpp>
 
+#include "wheelhouse/metrics/route.hpp"
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/storage/descriptor.hpp"
 #include "wheelhouse/transport/body_source.hpp"
@@ -102,6 +103,8 @@ struct body_plan {
     std::uint64_t limit = 0;
     std::shared_ptr<body_sink> sink;
     std::optional<outgoing_response> rejection;
+    // The route the request reached, which /metrics counts it under, whatever the answer.
+    metrics::route label = metrics::route::other;
     // What plan_body learned from the headers (the route, the caller's grant), handed back to
     // handle() with the request so nothing is worked out twice. The transport only carries it.
     std::shared_ptr<void> handler_state;

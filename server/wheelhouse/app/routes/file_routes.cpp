@@ -12,7 +12,6 @@
 #include "wheelhouse/app/upstream_files.hpp"
 #include "wheelhouse/catalog/catalog.hpp"
 #include "wheelhouse/catalog/download_counter.hpp"
-#include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/distribution/file_name.hpp"
 #include "wheelhouse/storage/blob_store.hpp"
@@ -24,8 +23,6 @@ namespace wheelhouse::app {
 namespace {
 
 using transport::make_text_response;
-
-constexpr std::string_view metadata_suffix = ".metadata";
 
 // A download to count: the whole file, or the first part of it (not every resumed chunk).
 bool starts_at_first_byte(const http::request_header<>& request) {
@@ -112,9 +109,9 @@ transport::outgoing_response send_release_variants(const route_context& context,
 // A file no row names: one of an upstream project, sent when kept, else found and fetched
 // (upstream_files.hpp).
 std::optional<transport::outgoing_response> serve_upstream_file(const route_context& context,
-                                                                const http::request_header<>& request,
-                                                                std::string_view sha256, std::string_view filename,
-                                                                bool wants_metadata, const transport::responder& respond) {
+                                                                const route_request& routed, std::string_view sha256,
+                                                                std::string_view filename, bool wants_metadata) {
+    const auto& request = routed.header();
     const auto kept = find_kept_upstream_bytes(context, sha256, filename, wants_metadata);
     if (!kept) return error_response(request, make_error(error_kind::internal, kept.error().message));
     if (kept->what == kept_upstream_bytes::kind::owned) return owned_file_refusal(request, filename);
@@ -122,25 +119,25 @@ std::optional<transport::outgoing_response> serve_upstream_file(const route_cont
         const auto path = wants_metadata ? context.blobs.metadata_path(sha256) : context.blobs.blob_path(sha256);
         return send_blob(request, path, kept->digest, context.settings.private_index);
     }
-    return fetch_upstream_file(context, request, sha256, filename, wants_metadata, respond);
+    return fetch_upstream_file(context, routed, sha256, filename, wants_metadata);
 }
 
-}  // namespace
-
-std::optional<transport::outgoing_response> serve_file(const route_context& context,
-                                                       const http::request_header<>& request,
-                                                       const http_target::request_target& target,
-                                                       const transport::responder& respond) {
-    const auto& segments = target.segments;
-    if (segments.size() != 3 || !crypto::is_sha256_hex(segments[1]) || segments[2].empty()) {
+// The bytes of /files/{sha256}/{filename}: the file the name says (a wheel, an sdist, the
+// .metadata of either, a release's variants.json), or nullopt when a proxied download has taken
+// routed.respond to answer once the remote host has.
+std::optional<transport::outgoing_response> serve_file(const route_context& context, const route_request& routed) {
+    const auto& request = routed.header();
+    const auto& respond = routed.respond;
+    const auto sha256 = routed.capture("sha256");
+    const auto requested = routed.capture("filename");
+    if (!crypto::is_sha256_hex(sha256)) {
         return make_text_response(request, http::status::not_found,
                                   "file URLs have the form /files/<sha256>/<filename>");
     }
-    const auto& sha256 = segments[1];
-    const auto named = distribution::parse_file_name(segments[2]);
+    const auto named = distribution::parse_file_name(requested);
     if (!named) {
         return make_text_response(request, http::status::not_found,
-                                  "no file " + text::quoted(segments[2]) + " in this index: " + named.error().message);
+                                  "no file " + text::quoted(requested) + " in this index: " + named.error().message);
     }
     const std::string_view filename = named->row_filename();
     if (named->kind == distribution::file_kind::release_variants)
@@ -153,7 +150,7 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         return make_text_response(request, http::status::internal_server_error,
                                   "the index could not read its catalog; the administrator has the details in the log");
     }
-    if (!*found) return serve_upstream_file(context, request, sha256, filename, wants_metadata, respond);
+    if (!*found) return serve_upstream_file(context, routed, sha256, filename, wants_metadata);
     const auto* file = &(*found)->file;
     if ((*found)->quarantined) {
         return make_text_response(request, http::status::not_found,
@@ -181,23 +178,19 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
     return send_owned(context, request, *file, respond);
 }
 
+}  // namespace
+
 route_answer download_file(route_context& context, route_request& request) {
-    const auto& segments = request.target.segments;
-    if (segments.empty() || !segments.back().ends_with(metadata_suffix))
-        return serve_file(context, request.header(), request.target, request.respond);
-    // METADATA, which pip fetches for every candidate: its lookups and its read from disk run
-    // on the read pool; readahead(2) leaves the bytes in memory for the session's sendfile.
-    auto read_metadata = [&context, header = request.header(), target = request.target, respond = request.respond] {
-        auto answer = serve_file(context, header, target, respond);
-        if (!answer) return;
-        if (const auto* sent = std::get_if<transport::file_response>(&answer->shape)) {
-            ::readahead(sent->body.file->get(), static_cast<off64_t>(sent->body.offset), sent->body.length);
-        }
-        respond(std::move(*answer));
-    };
-    if (!context.read_workers.try_submit(concurrency::job(std::move(read_metadata))))
-        return busy_response(request.header(), lane::read_pool, request.matched->answers);
-    return std::nullopt;
+    return serve_file(context, request);
+}
+
+route_answer download_metadata(route_context& context, route_request& request) {
+    auto answer = serve_file(context, request);
+    // pip fetches METADATA for every candidate: readahead(2) leaves the bytes in memory for the
+    // session's sendfile, so the I/O thread does not wait on the disk.
+    if (const auto* sent = answer ? std::get_if<transport::file_response>(&answer->shape) : nullptr)
+        ::readahead(sent->body.file->get(), static_cast<off64_t>(sent->body.offset), sent->body.length);
+    return answer;
 }
 
 route_answer file_provenance(route_context& context, route_request& request) {

@@ -94,9 +94,9 @@ route_answer mint_token(route_context& context, route_request& request) {
         if (failure.kind == error_kind::unavailable) {
             http::fields retry;
             retry.set(http::field::retry_after, std::to_string(context.exchange.retry_after(*identity_token).count()));
-            return error_response(request.header(), failure, audience::trusted_publishing, std::move(retry));
+            return request.refuse(failure, std::move(retry));
         }
-        if (failure.kind == error_kind::internal) return error_response(request.header(), failure, audience::trusted_publishing);
+        if (failure.kind == error_kind::internal) return request.refuse(failure);
         return refused(request, code_of(failure.kind), failure);
     }
     spdlog::info("trusted publishing: minted token '{}' for {}", minted->name, request.incoming.peer.to_string());

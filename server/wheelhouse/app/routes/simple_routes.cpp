@@ -147,7 +147,7 @@ struct upstream_plan {
 // A miss of a name the catalog lacks goes to its upstream on the outbound lane (single flight);
 // the flight asks the catalog again first, so a name that became owned meanwhile is answered
 // from here, and a reserved one with this index's 404. Called on the read pool.
-void serve_from_upstream(route_context& context, const http::request_header<>& request,
+void serve_from_upstream(route_context& context, const route& row, const http::request_header<>& request,
                          const transport::responder& respond, const page_key& key, const kept_answer& how,
                          upstream_plan plan) {
     auto waiter = [&context, request, respond, key, how, local = std::move(plan.local)](
@@ -163,7 +163,7 @@ void serve_from_upstream(route_context& context, const http::request_header<>& r
                                    "no upstream index is asked for it"));
     };
     if (!context.upstream_pages->request(*plan.upstream, key.project, std::move(waiter), context.outbound_workers))
-        respond(busy_response(request, lane::outbound, audience::package_tools));
+        respond(busy_response(request, lane::outbound, row.answers));  // the fetch's lane: see route_request::busy
 }
 
 // A hit answers inline; a miss is rendered on the read pool, once however many requests wait
@@ -183,31 +183,26 @@ route_answer serve_page(route_context& context, route_request& request, const pa
     }
     page_cache::renderer render = make_renderer();
     upstream_plan plan{upstream, upstream ? render : page_cache::renderer()};
-    auto waiter = [&context, header = request.header(), respond = request.respond, key,
+    auto waiter = [&context, &row = *request.matched, header = request.header(), respond = request.respond, key,
                    how = kept_answer{how.content_type, std::string(how.cache_control), how.negotiated},
                    plan = std::move(plan)](const page_cache::page_result& page) mutable {
-        if (page && !*page && plan.upstream) return serve_from_upstream(context, header, respond, key, how, std::move(plan));
+        if (page && !*page && plan.upstream)
+            return serve_from_upstream(context, row, header, respond, key, how, std::move(plan));
         respond(answer_page(header, page, how.view(), key.project));
     };
     if (!context.pages.render_once(key, std::move(render), std::move(waiter), context.read_workers))
-        return busy_response(request.header(), lane::read_pool, request.matched->answers);
+        return request.busy(lane::read_pool);  // the render's lane, not the row's: see route_request::busy
     return std::nullopt;
 }
 
-constexpr std::string_view variant_index_form =
-    "variant indexes are at /variants/<selector>/simple/, as /variants/cu130-torch2.10/simple/";
-
-}  // namespace
-
+// The pages of one index: `rest` is what its row's {project...} took (nothing on the list's
+// rows, where a trailing slash tells the list from its redirect).
 route_answer serve_simple(route_context& context, route_request& routed, const simple_index& index) {
     const auto& request = routed.header();
     const auto& target = routed.target;
-    const auto& segments = target.segments;
-    const std::size_t first_segment = index.first_segment;
+    const auto rest = routed.capture_rest("project");
     const std::string_view prefix = index.prefix;
-    const std::size_t rest = segments.size() - first_segment;
-    if (rest == 0) return redirect_permanently(request, context.settings.public_root, prefix);
-
+    if (rest.empty() && !target.trailing_slash()) return redirect_permanently(request, context.settings.public_root, prefix);
     std::optional<pep691::media_choice> choice;
     if (const auto format = target.query_value("format")) {
         choice = pep691::choose_by_format_parameter(*format);
@@ -236,7 +231,7 @@ route_answer serve_simple(route_context& context, route_request& routed, const s
     // Pages chosen by ?format= depend on neither Accept nor User-Agent.
     const bool negotiated = !target.query_value("format").has_value();
 
-    if (rest == 1 && segments[first_segment].empty()) {
+    if (rest.empty()) {
         // Every index lists every project (a variant page may hold only its pure files), so
         // they share one list, kept in the /simple/ scope, or in its filter's scope for a
         // project-limited token; its links are relative.
@@ -250,14 +245,14 @@ route_answer serve_simple(route_context& context, route_request& routed, const s
                           {choice->content_type, cache_control, negotiated});
     }
 
-    const auto& requested = segments[first_segment];
-    const bool well_formed = rest == 1 || (rest == 2 && segments[first_segment + 1].empty());
+    const auto& requested = rest[0];
+    const bool well_formed = rest.size() == 1 || (rest.size() == 2 && rest[1].empty());
     if (!well_formed || !pep503::is_valid_project_name(requested)) {
         return make_text_response(request, http::status::not_found,
                                   "no such page; project pages are at " + std::string(prefix) + "<project>/");
     }
     const auto normalized = pep503::normalize(requested);
-    if (rest == 1 || normalized != requested)
+    if (rest.size() == 1 || normalized != requested)
         return redirect_permanently(request, context.settings.public_root, std::string(prefix) + normalized + "/");
 
     const std::string scope = index.selector ? index.selector->canonical() : std::string();
@@ -272,38 +267,41 @@ route_answer serve_simple(route_context& context, route_request& routed, const s
                       {choice->content_type, cache_control, negotiated}, upstream);
 }
 
-route_answer serve_variant_simple(route_context& context, route_request& routed) {
-    const auto& request = routed.header();
-    const auto& segments = routed.target.segments;  // "variants", selector, "simple", …
-    if (segments.size() < 2 || segments[1].empty())
-        return make_text_response(request, http::status::not_found, "no such page; " + std::string(variant_index_form));
-    auto selector = variants::parse_selector(segments[1]);
-    if (!selector) return error_response(request, selector.error());
-    const std::string canonical = selector->canonical();
-    std::string base = "/variants/" + canonical + "/simple/";
-    if (segments.size() == 2 || (segments.size() == 3 && segments[2].empty()))
-        return redirect_permanently(request, context.settings.public_root, base);
-    if (segments[2] != "simple")
-        return make_text_response(request, http::status::not_found, "no such page; " + std::string(variant_index_form));
-    if (segments[1] != canonical) {
-        // One spelling per index keeps one cache scope per index. The rest of the path goes
-        // along as the router read it; a project name that needs it is normalised by the next hop.
-        std::string path = "/variants/" + canonical;
-        for (std::size_t i = 2; i < segments.size(); ++i) {
-            path += '/';
-            render::append_percent_encoded_segment(path, segments[i]);
-        }
-        return redirect_permanently(request, context.settings.public_root, path);
-    }
-    return serve_simple(context, routed, simple_index{std::move(base), 3, std::move(selector).value()});
+// A variant index's selector, parsed: 404 for an unknown word, 400 for one that is malformed
+// or contradicts itself, each with the reason.
+result<variants::selector> selector_of(const route_request& routed) {
+    return variants::parse_selector(routed.capture("selector"));
 }
+
+}  // namespace
 
 route_answer simple_page(route_context& context, route_request& request) {
-    return serve_simple(context, request, simple_index{"/simple/", 1, std::nullopt});
+    return serve_simple(context, request, simple_index{"/simple/", std::nullopt});
 }
 
-route_answer variant_page(route_context& context, route_request& request) {
-    return serve_variant_simple(context, request);
+route_answer variant_root(route_context& context, route_request& routed) {
+    auto selector = selector_of(routed);
+    if (!selector) return routed.refuse(selector.error());
+    return redirect_permanently(routed.header(), context.settings.public_root,
+                                "/variants/" + selector->canonical() + "/simple/");
+}
+
+route_answer variant_page(route_context& context, route_request& routed) {
+    auto selector = selector_of(routed);
+    if (!selector) return routed.refuse(selector.error());
+    const std::string canonical = selector->canonical();
+    if (routed.capture("selector") != canonical) {
+        // One spelling per index keeps one cache scope per index. The rest of the path goes
+        // along as the router read it; a project name that needs it is normalised by the next hop.
+        std::string path = "/variants/" + canonical + "/simple";
+        for (const auto& segment : routed.capture_rest("project")) {
+            path += '/';
+            render::append_percent_encoded_segment(path, segment);
+        }
+        if (routed.capture_rest("project").empty() && routed.target.trailing_slash()) path += '/';
+        return redirect_permanently(routed.header(), context.settings.public_root, path);
+    }
+    return serve_simple(context, routed, simple_index{"/variants/" + canonical + "/simple/", std::move(selector).value()});
 }
 
 }  // namespace wheelhouse::app

@@ -47,15 +47,11 @@ static_routes::static_routes(std::span<const static_asset> assets) {
 }
 
 transport::outgoing_response static_routes::serve(const http::request_header<>& request,
-                                                  const http_target::request_target& target) const {
-    std::string path;
-    if (target.segments.empty() || target.segments.front() != "static") {
-        path = index_page;
-    } else {
-        for (std::size_t i = 1; i < target.segments.size(); ++i) {
-            if (i > 1) path.push_back('/');
-            path += target.segments[i];
-        }
+                                                  std::span<const std::string> segments) const {
+    std::string path = segments.empty() ? std::string(index_page) : std::string();
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+        if (i > 0) path.push_back('/');
+        path += segments[i];
     }
     const auto found = entries_.find(path);
     if (found == entries_.end()) {
@@ -68,7 +64,7 @@ transport::outgoing_response static_routes::serve(const http::request_header<>& 
 }
 
 route_answer static_file(route_context& context, route_request& request) {
-    return context.static_files.serve(request.header(), request.target);
+    return context.static_files.serve(request.header(), request.capture_rest("path"));
 }
 
 }  // namespace wheelhouse::app

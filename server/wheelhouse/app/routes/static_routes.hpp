@@ -12,7 +12,6 @@
 
 #include "wheelhouse/app/route.hpp"
 #include "wheelhouse/app/static_assets.hpp"
-#include "wheelhouse/http/request_target.hpp"
 #include "wheelhouse/transport/request_handler.hpp"
 
 namespace wheelhouse::app {
@@ -29,9 +28,9 @@ public:
     // Hashes every asset once. Thread safety: construct on one thread.
     explicit static_routes(std::span<const static_asset> assets);
 
+    // The asset at `path`, the segments under static/; the admin page for none.
     // Thread safety: any I/O thread (reads only).
-    transport::outgoing_response serve(const http::request_header<>& request,
-                                       const http_target::request_target& target) const;
+    transport::outgoing_response serve(const http::request_header<>& request, std::span<const std::string> path) const;
 
 private:
     struct entry {

@@ -95,14 +95,14 @@ metrics::ingest_outcome outcome_of(const result<ingest::ingest_result>& ingested
 }  // namespace
 
 transport::body_plan plan_upload(route_context& context, const http::request_header<>& header,
-                                 const route_request& request) {
+                                 route_request& request) {
     auto reject = [&](const error& failure) {
         transport::body_plan plan;
         plan.how = transport::body_plan::kind::reject;
-        plan.rejection = error_response(header, failure);
+        plan.rejection = request.refuse(failure);
         return plan;
     };
-    const bool raw = header.method() == http::verb::put;
+    const bool raw = request.matched->body == body_kind::raw_upload;
     if (raw && request.capture("filename").empty())
         return reject(invalid("put the file's name in the URL: PUT /api/v1/files/<filename>.whl (or .tar.gz)"));
 
@@ -127,35 +127,33 @@ transport::body_plan plan_upload(route_context& context, const http::request_hea
     auto target_file = spool_target::create(context.blobs, max_bytes);
     if (!target_file) return reject(target_file.error());
 
+    auto sink = raw ? std::make_shared<upload_sink>(std::move(*target_file))
+                    : std::make_shared<upload_sink>(std::move(*target_file), *boundary);
+    request.planned_upload = sink;
     transport::body_plan plan;
     plan.how = transport::body_plan::kind::stream;
     plan.limit = max_bytes;
-    if (raw) plan.sink = std::make_shared<raw_upload_sink>(std::move(*target_file));
-    else plan.sink = std::make_shared<form_upload_sink>(std::move(*target_file), *boundary);
+    plan.sink = std::move(sink);
     return plan;
 }
 
 route_answer ingest_upload(route_context& context, route_request& request) {
-    auto& incoming = request.incoming;
-    const auto& header = incoming.header;
+    const auto& header = request.header();
     const auto& grant = *request.grant;  // the route needs a token
 
     ingest::ingest_options options;
     options.uploaded_by = grant.name;
     options.max_file_size = context.settings.max_upload_bytes;
     std::string filename;
-    received_upload received;
+    // The spool is this function's from here: a refusal below removes it as it returns,
+    // before the answer is written, so a refused client never finds its bytes in tmp/.
+    const auto sink = std::move(request.upload);
+    received_upload received = sink->target().release();
 
-    if (header.method() == http::verb::put) {
-        auto& sink = static_cast<raw_upload_sink&>(*incoming.sink);
+    if (sink->form() == nullptr) {
         filename = request.capture("filename");
-        received = sink.target().release();
     } else {
-        auto& sink = static_cast<form_upload_sink&>(*incoming.sink);
-        const auto& form = sink.form();
-        // The spool is this function's from here: a refusal below removes it as it returns,
-        // before the answer is written, so a refused client never finds its bytes in tmp/.
-        received = sink.target().release();
+        const auto& form = *sink->form();
         if (const auto action = form.first_value(":action"); action && *action != "file_upload") {
             return request.refuse(invalid("':action' is '" + std::string(*action) + "'; this index takes only file_upload"));
         }
@@ -174,7 +172,6 @@ route_answer ingest_upload(route_context& context, route_request& request) {
         if (!provenance) return request.refuse(provenance.error());
         options.provenance = std::move(*provenance);
     }
-    incoming.sink.reset();
     options.received = received.digests;
     options.early_blob = std::move(received.early);
     // A token a trusted publisher minted may be limited to builds by label (auth/build_labels.hpp).

@@ -10,11 +10,11 @@
 
 namespace wheelhouse::app {
 
-// Where the body of an upload goes, or why it is refused from its headers (413 past
-// --max-upload-size, 400 without a filename or a multipart boundary).
-// Thread safety: an I/O thread.
+// Where the body of an upload goes, by the row's body kind (the plan's sink, typed in
+// request.planned_upload), or why it is refused from its headers (413 past --max-upload-size, 400 without a
+// filename or a multipart boundary). Thread safety: an I/O thread.
 transport::body_plan plan_upload(route_context& context, const http::request_header<>& header,
-                                 const route_request& request);
+                                 route_request& request);
 
 // The whole upload is in its spool file: checks the form's fields and the project, validates
 // the file and hands its row to the group commit, which answers 201 (new), 200 (the same bytes
