@@ -1,8 +1,11 @@
 #pragma once
 // What a route is: one row of the route table (route_table.cpp), declared as data: its methods
-// and path, the access it needs and how its project is found, how its body is read, where it
-// runs, and the handler. The dispatcher (application.cpp) reads nothing else, so a route cannot
-// be declared without its access rule, and no handler checks a token of its own.
+// and path, the access it needs and how its project is found, who reads its answers, how its body
+// is read, where it runs, what /metrics counts it under, and the handler. The dispatcher
+// (application.cpp) decides from the row alone, and hands the handler the rest in route_request:
+// the path's captures, the caller's grant, the upload's sink, and refuse() and busy() in the
+// row's words. So a route cannot be declared without its access rule, and no handler checks a
+// token, picks an audience or re-reads the path of its own.
 
 #include <chrono>
 #include <cstdint>
