@@ -417,6 +417,36 @@ TEST_CASE("route table: a malformed pattern is refused when the table is built",
     }
 }
 
+TEST_CASE("route table: matching by first segment keeps the table's order across literal and captured first segments",
+          "[server][routes]") {
+    // The router looks only at the patterns that share a path's first segment; one whose first
+    // segment is a capture shares every first segment, and the table's order still decides.
+    const auto handler = [](app::route_context&, app::route_request&) -> app::route_answer { return std::nullopt; };
+    const auto row = [&](std::string_view pattern, app::method_set methods) {
+        return app::route{methods, pattern, app::access::anyone, app::project_scope::none, "",
+                          app::audience::package_tools, app::body_kind::none, app::lane::io_thread,
+                          metrics::route::other, handler};
+    };
+    const std::array table{row("/a/x", app::GET), row("/{any}/y", app::GET), row("/a/{z}", app::GET | app::POST),
+                           row("/b/{z}", app::GET), row("/a/y", app::DELETE)};
+    const auto built = app::router::build(table);
+    REQUIRE(built);
+    const auto match = [&](http::verb method, std::string_view path) {
+        auto target = http_target::parse(path);
+        REQUIRE(target);
+        return built->match(method, *target);
+    };
+    CHECK(match(http::verb::get, "/a/x").found == &table[0]);
+    CHECK(match(http::verb::get, "/a/y").found == &table[1]);  // before /a/{z}, though its first segment is a capture
+    CHECK(match(http::verb::post, "/a/y").found == &table[2]);
+    CHECK(match(http::verb::get, "/a/y").allowed == (app::GET | app::POST | app::DELETE));
+    CHECK(match(http::verb::get, "/b/y").found == &table[1]);
+    CHECK(match(http::verb::get, "/b/q").found == &table[3]);
+    CHECK(match(http::verb::get, "/c/y").found == &table[1]);  // a first segment no literal names
+    CHECK(match(http::verb::get, "/c/q").allowed == 0);
+    CHECK(match(http::verb::get, "/").allowed == 0);
+}
+
 // The project a token must cover, as each route finds it: normalised, from the filename of a
 // wheel or its .metadata, or none for what spans projects.
 TEST_CASE("route table: each read names the project a token must cover", "[server][routes]") {

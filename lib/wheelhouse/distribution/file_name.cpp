@@ -48,6 +48,13 @@ const std::string& project_of(const archive_name& name) noexcept {
     return std::visit([](const auto& parsed) -> const std::string& { return parsed.normalized_name; }, name);
 }
 
+std::optional<row_request> row_requested(std::string_view filename) noexcept {
+    const bool metadata = filename.ends_with(metadata_suffix);
+    if (metadata) filename.remove_suffix(metadata_suffix.size());
+    if (filename.ends_with(release_variants_suffix)) return std::nullopt;
+    return row_request{filename, metadata};
+}
+
 result<file_name> parse_file_name(std::string_view filename) {
     if (filename.ends_with(release_variants_suffix)) {
         auto variants = parse_release_variants_name(filename);

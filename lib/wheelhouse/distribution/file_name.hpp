@@ -6,6 +6,7 @@
 // check it another; a name that parses as none of these names no project, and an access check
 // for a token limited to some projects then refuses (it fails closed). Pure functions.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -47,6 +48,16 @@ struct file_name {
     const std::string& row_filename() const noexcept;
     bool is_metadata() const noexcept { return kind == file_kind::wheel_metadata || kind == file_kind::sdist_metadata; }
 };
+
+// The catalog row a download's name asks for, told by its suffixes alone: the archive's name and
+// whether its .metadata is meant; nullopt for a release's variants.json, which no row holds. For a
+// name a row holds this says what parse_file_name would (that name was parsed when its file came
+// in), so a download need not parse it again; any other name must still be parsed.
+struct row_request {
+    std::string_view row_filename;
+    bool metadata = false;
+};
+std::optional<row_request> row_requested(std::string_view filename) noexcept;
 
 // Parses a wheel or sdist filename. An archive extension other than ".tar.gz" is refused as an
 // sdist's; any other name is judged as a wheel's, whose refusal names both extensions.

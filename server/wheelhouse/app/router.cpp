@@ -1,5 +1,8 @@
 #include "wheelhouse/app/router.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace wheelhouse::app {
 namespace {
 
@@ -20,7 +23,29 @@ result<router> router::build(std::span<const route> routes) {
         if (!pattern) return pattern.error();
         built.routes_.push_back(std::move(*pattern));
     }
+    for (std::size_t index = 0; index < built.routes_.size(); ++index) {
+        const auto& first = built.routes_[index].segments.front();
+        if (first.what != segment::kind::literal) {
+            built.other_first_.push_back(index);
+            for (auto& bucket : built.by_first_) bucket.patterns.push_back(index);
+            continue;
+        }
+        auto bucket = std::find_if(built.by_first_.begin(), built.by_first_.end(),
+                                   [&](const first_segment_bucket& each) { return each.first == first.text; });
+        if (bucket == built.by_first_.end()) {  // it starts with the capture-first patterns declared before it
+            built.by_first_.push_back({first.text, built.other_first_});
+            bucket = std::prev(built.by_first_.end());
+        }
+        bucket->patterns.push_back(index);
+    }
     return built;
+}
+
+const std::vector<std::size_t>& router::candidates(std::string_view first) const noexcept {
+    for (const auto& bucket : by_first_) {
+        if (bucket.first == first) return bucket.patterns;
+    }
+    return other_first_;
 }
 
 result<router::compiled> router::compile(const route& declared) {
@@ -92,7 +117,8 @@ route_match router::match(http::verb method, const http_target::request_target& 
     const auto& segments = segments_of(target);
     const auto wanted = bit_of(method);
     route_match out;
-    for (const auto& pattern : routes_) {
+    for (const auto index : candidates(segments.front())) {
+        const auto& pattern = routes_[index];
         const bool first_fit = out.found == nullptr && (pattern.declared->methods & wanted) != 0;
         if (!fits(pattern, segments, first_fit ? &out.captures : nullptr)) continue;
         out.allowed |= pattern.declared->methods;

@@ -1,6 +1,7 @@
 #pragma once
-// Finds a request's route in the table: the patterns are taken apart once, at start-up; each
-// request is matched against them segment by segment, with no allocation but its captures.
+// Finds a request's route in the table: the patterns are taken apart once, at start-up, and
+// indexed by their first segment; each request is matched, segment by segment, against those
+// that share its first segment, with no allocation but its captures.
 
 #include <span>
 #include <string>
@@ -53,7 +54,19 @@ private:
     static bool fits(const compiled& pattern, const std::vector<std::string>& segments,
                      std::vector<std::pair<std::string_view, std::size_t>>* captures);
 
+    // The patterns that may fit a path, by its first segment, in table order, so a request is
+    // matched against the few that share its first segment rather than the whole table. A pattern
+    // whose first segment is a capture is in every bucket and in other_first_ (the candidates of
+    // a first segment no literal names). Indices into routes_, valid however the router moves.
+    struct first_segment_bucket {
+        std::string_view first;
+        std::vector<std::size_t> patterns;
+    };
+    const std::vector<std::size_t>& candidates(std::string_view first) const noexcept;
+
     std::vector<compiled> routes_;
+    std::vector<first_segment_bucket> by_first_;
+    std::vector<std::size_t> other_first_;
 };
 
 }  // namespace wheelhouse::app

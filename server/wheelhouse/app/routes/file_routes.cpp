@@ -125,34 +125,12 @@ std::optional<transport::outgoing_response> serve_upstream_file(const route_cont
 // The bytes of /files/{sha256}/{filename}: the file the name says (a wheel, an sdist, the
 // .metadata of either, a release's variants.json), or nullopt when a proxied download has taken
 // routed.respond to answer once the remote host has.
-std::optional<transport::outgoing_response> serve_file(const route_context& context, const route_request& routed) {
+// The bytes of a file the catalog holds (its row found), or its METADATA.
+std::optional<transport::outgoing_response> serve_row(const route_context& context, const route_request& routed,
+                                                      const file_lookup& found, bool wants_metadata) {
     const auto& request = routed.header();
-    const auto& respond = routed.respond;
-    const auto sha256 = routed.capture("sha256");
-    const auto requested = routed.capture("filename");
-    if (!crypto::is_sha256_hex(sha256)) {
-        return make_text_response(request, http::status::not_found,
-                                  "file URLs have the form /files/<sha256>/<filename>");
-    }
-    const auto named = distribution::parse_file_name(requested);
-    if (!named) {
-        return make_text_response(request, http::status::not_found,
-                                  "no file " + text::quoted(requested) + " in this index: " + named.error().message);
-    }
-    const std::string_view filename = named->row_filename();
-    if (named->kind == distribution::file_kind::release_variants)
-        return send_release_variants(context, request, sha256, filename);
-    const bool wants_metadata = named->is_metadata();
-
-    const auto found = context.lookups.find(context.catalog, sha256, filename);
-    if (!found) {
-        spdlog::error("GET {}: {}", request.target(), found.error().message);
-        return make_text_response(request, http::status::internal_server_error,
-                                  "the index could not read its catalog; the administrator has the details in the log");
-    }
-    if (!*found) return serve_upstream_file(context, routed, sha256, filename, wants_metadata);
-    const auto* file = &(*found)->file;
-    if ((*found)->quarantined) {
+    const auto* file = &found.file;
+    if (found.quarantined) {
         return make_text_response(request, http::status::not_found,
                                   "project '" + file->project + "' is quarantined; its files are not offered");
     }
@@ -163,19 +141,51 @@ std::optional<transport::outgoing_response> serve_file(const route_context& cont
         // An sdist whose PKG-INFO is not static has none to serve (PEP 643, 658).
         if (file->metadata_sha256.empty()) {
             return make_text_response(request, http::status::not_found,
-                                      "no core metadata for " + std::string(filename) +
+                                      "no core metadata for " + file->filename +
                                           ": its PKG-INFO does not promise what a built wheel will say");
         }
-        return send_blob(request, context.blobs.metadata_path(sha256), file->metadata_sha256,
+        return send_blob(request, context.blobs.metadata_path(file->sha256), file->metadata_sha256,
                          context.settings.private_index);
     }
     // A cached remote file is served from disk once its verified copy is in the store.
-    const bool cached = file->mode == catalog::download_mode::cache && context.blobs.has_blob(sha256);
+    const bool cached = file->mode == catalog::download_mode::cache && context.blobs.has_blob(file->sha256);
     if (file->mode != catalog::download_mode::local && !cached) {
-        return context.remote_files.serve(request, *file, respond);
+        return context.remote_files.serve(request, *file, routed.respond);
     }
-    if (cached) return send_blob(request, context.blobs.blob_path(sha256), sha256, context.settings.private_index);
-    return send_owned(context, request, *file, respond);
+    if (cached) return send_blob(request, context.blobs.blob_path(file->sha256), file->sha256, context.settings.private_index);
+    return send_owned(context, request, *file, routed.respond);
+}
+
+// The bytes of /files/{sha256}/{filename}: the file the name says (a wheel, an sdist, the
+// .metadata of either, a release's variants.json), or nullopt when a proxied download has taken
+// routed.respond to answer once the remote host has.
+std::optional<transport::outgoing_response> serve_file(const route_context& context, const route_request& routed) {
+    const auto& request = routed.header();
+    const auto sha256 = routed.capture("sha256");
+    const auto requested = routed.capture("filename");
+    if (!crypto::is_sha256_hex(sha256)) {
+        return make_text_response(request, http::status::not_found,
+                                  "file URLs have the form /files/<sha256>/<filename>");
+    }
+    // A name a row holds is served without parsing it again (distribution::row_requested); the
+    // rest is parsed, for its kind or for the reason of its 404.
+    if (const auto row = distribution::row_requested(requested)) {
+        const auto found = context.lookups.find(context.catalog, sha256, row->row_filename);
+        if (!found) {
+            spdlog::error("GET {}: {}", request.target(), found.error().message);
+            return make_text_response(request, http::status::internal_server_error,
+                                      "the index could not read its catalog; the administrator has the details in the log");
+        }
+        if (*found) return serve_row(context, routed, **found, row->metadata);
+    }
+    const auto named = distribution::parse_file_name(requested);
+    if (!named) {
+        return make_text_response(request, http::status::not_found,
+                                  "no file " + text::quoted(requested) + " in this index: " + named.error().message);
+    }
+    if (named->kind == distribution::file_kind::release_variants)
+        return send_release_variants(context, request, sha256, named->row_filename());
+    return serve_upstream_file(context, routed, sha256, named->row_filename(), named->is_metadata());
 }
 
 }  // namespace
