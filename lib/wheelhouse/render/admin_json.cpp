@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "wheelhouse/catalog/project_search.hpp"
+#include "wheelhouse/render/json_fields.hpp"
 #include "wheelhouse/render/variant_matrix.hpp"
 #include "wheelhouse/text/utf8.hpp"
 #include "wheelhouse/variants/build_variant.hpp"
@@ -13,26 +14,6 @@ namespace wheelhouse::render {
 namespace {
 
 namespace json = boost::json;
-
-json::value time_or_null(std::int64_t unix_milliseconds) {
-    if (unix_milliseconds == 0) return nullptr;
-    return json::string(iso8601_utc(unix_milliseconds));
-}
-
-json::value time_or_null(const std::optional<std::int64_t>& unix_milliseconds) {
-    if (!unix_milliseconds) return nullptr;
-    return json::string(iso8601_utc(*unix_milliseconds));
-}
-
-json::value text_or_null(const std::optional<std::string>& value) {
-    if (!value) return nullptr;
-    return json::string(text::replace_invalid_utf8(*value));
-}
-
-json::value yanked_value(const catalog::file_record& file) {
-    if (!file.yanked()) return false;
-    return json::string(*file.yanked_reason);
-}
 
 // Each filter axis as its canonical word, null when not given.
 json::object filters_json(const catalog::build_filter& builds) {
@@ -133,26 +114,13 @@ std::string project_detail_json(const catalog::project_record& project, std::spa
 
 std::string file_detail_json(const file_detail& detail, const link_options& links) {
     const auto& file = detail.file;
-    json::object out;
-    out["filename"] = file.filename;
+    json::object out = file_json(file);
     out["project"] = file.project;
     out["display_name"] = detail.project.display_name;
     out["project_status"] = catalog::to_string(detail.project.status);
-    out["packagetype"] = catalog::to_string(file.type);
     out["version"] = file.version;
     out["normalized_version"] = file.normalized_version;
-    out["python_tag"] = file.python_tag;
-    out["abi_tag"] = file.abi_tag;
-    out["platform_tag"] = file.platform_tag;
-    out["build_tag"] = text_or_null(file.build_tag);
-    out["variant"] = variants::to_json(file.variant);
-    out["pep825"] = pep825_json(file);
-    out["sha256"] = file.sha256;
-    out["size"] = file.size;
-    out["upload_time"] = time_or_null(file.upload_time_ms);
     out["uploaded_by"] = text_or_null(file.uploaded_by);
-    out["yanked"] = yanked_value(file);
-    out["requires_python"] = text_or_null(file.requires_python);
     out["summary"] = text_or_null(file.summary);
     out["location"] = json::object{{"mode", catalog::to_string(file.mode)},
                                    {"url", file_url(file, links)},

@@ -9,8 +9,8 @@
 #include <boost/json.hpp>
 
 #include "wheelhouse/pep440/version.hpp"
-#include "wheelhouse/pep825/variant_metadata.hpp"
 #include "wheelhouse/catalog/variant_view.hpp"
+#include "wheelhouse/render/json_fields.hpp"
 
 namespace wheelhouse::render {
 namespace {
@@ -77,13 +77,6 @@ json::array spellings_of(const std::vector<std::string>& selectors) {
 }
 
 }  // namespace
-
-json::value pep825_json(const catalog::file_record& file) {
-    if (!file.variant_label) return nullptr;
-    json::array properties;
-    for (auto& property : pep825::property_strings(file.variant_properties)) properties.emplace_back(std::move(property));
-    return json::object{{"label", *file.variant_label}, {"properties", std::move(properties)}};
-}
 
 bool natural_less(std::string_view a, std::string_view b) noexcept {
     std::size_t i = 0, j = 0;
@@ -154,30 +147,14 @@ std::string variant_matrix_json(const catalog::project_record& project, std::spa
         builds.reserve(group.files.size());
         for (const auto index : group.files) {
             const auto& file = files[index];
-            json::object build;
-            build["filename"] = file.filename;
-            build["packagetype"] = catalog::to_string(file.type);
+            json::object build = file_json(file);
             build["version"] = file.normalized_version;
-            build["python_tag"] = file.python_tag;
-            build["abi_tag"] = file.abi_tag;
-            build["platform_tag"] = file.platform_tag;
-            if (file.build_tag) build["build_tag"] = *file.build_tag;
-            else build["build_tag"] = nullptr;
-            build["variant"] = variants::to_json(file.variant);
             build["family"] = family_of(file);
             json::array reaching;
             for (const auto& name : selectors[index]) reaching.emplace_back(name);
             build["selectors"] = std::move(reaching);
             build["spellings"] = spellings_of(selectors[index]);
-            build["sha256"] = file.sha256;
-            build["size"] = file.size;
             build["url"] = file_url(file, links);
-            build["upload_time"] = iso8601_utc(file.upload_time_ms);
-            if (file.requires_python) build["requires_python"] = *file.requires_python;
-            else build["requires_python"] = nullptr;
-            if (file.yanked()) build["yanked"] = *file.yanked_reason;
-            else build["yanked"] = false;
-            build["pep825"] = pep825_json(file);
             builds.push_back(std::move(build));
         }
         versions.push_back(json::object{{"version", group.text}, {"builds", std::move(builds)}});

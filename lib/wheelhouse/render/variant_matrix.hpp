@@ -29,12 +29,10 @@
 // whose tags are "" and which no variant index of a project with variants lists). "spellings" are the other ways to
 // write the first selector that the index answers with a 301 to it (variants::other_spellings).
 // A PEP 825 variant wheel's family is "PEP 825 · <label>", "pep825" its label and properties
-// (pep825_json), and its "selectors" the variant indexes that list it.
+// (render::pep825_json), and its "selectors" the variant indexes that list it.
 
 #include <span>
 #include <string>
-
-#include <boost/json/value.hpp>
 
 #include "wheelhouse/catalog/records.hpp"
 #include "wheelhouse/render/simple_pages.hpp"
@@ -45,10 +43,6 @@ namespace wheelhouse::render {
 // the administrators' view.
 std::string variant_matrix_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
                                 const link_options& links);
-
-// PEP 825: {"label": "cu128_sm90", "properties": ["nvidia :: sm_arch :: 90_real", ...]} for a
-// variant wheel ("properties" [] for the null variant), null for any other file.
-boost::json::value pep825_json(const catalog::file_record& file);
 
 // "cp39" < "cp312", "2.9" < "2.10", "8.9" < "12.0": runs of digits compare as numbers.
 bool natural_less(std::string_view a, std::string_view b) noexcept;
