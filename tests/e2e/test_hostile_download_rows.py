@@ -518,15 +518,13 @@ def test_a_large_page_over_tls_arrives_whole(tmp_path, wheelhouse_bin, start_ser
 
 
 def test_anonymous_variant_page_reads_cannot_exhaust_the_descriptors_downloads_need(tmp_path, wheelhouse_bin, launch):
-    """FAILS NOW: every cached page of 64 KiB or more holds a memory file, a descriptor of its own,
-    and no limit counts them: not --max-connections' default (two descriptors a connection, from
-    RLIMIT_NOFILE), not the page cache (a byte cap only). Anyone may name a new variant selector,
-    and each selector is a scope of its own (64 kept), so anonymous GETs of
-    /variants/cuN/simple/<large project>/ in both formats keep 128 descriptors per large project.
-    Under a limit of 256 descriptors (the server says "up to 92 connections"), 256 such GETs leave
-    none: accept(2) fails ("Too many open files", retried every 100 ms) and a download of a file the
-    catalog holds answers 500 "the catalog lists this file but its bytes are missing from the store;
-    run `wheelhouse fsck`", though nothing is missing."""
+    """Found by the attacker, fixed: every cached page of 64 KiB or more held a memory file, a
+    descriptor of its own, and nothing counted them. Anyone may name a new variant selector, each a
+    scope of its own (64 kept), so anonymous GETs of /variants/cuN/simple/<large project>/ in both
+    formats kept 128 descriptors per large project; under a limit of 256, 256 such GETs left none:
+    accept(2) failed and a download answered 500 "bytes are missing from the store; run `wheelhouse
+    fsck`". Now at most storage::most_memory_files (64) are open, reserved among the descriptors,
+    and the pages past them are sent from memory."""
     data = tmp_path / "data"
     big_farm(tmp_path / "farm", "big-one")
     big_farm(tmp_path / "farm", "big-two")
@@ -546,3 +544,4 @@ def test_anonymous_variant_page_reads_cannot_exhaust_the_descriptors_downloads_n
     status, _, body = fetch(server, url_of(wheel))
     assert status == 200 and body == wheel.read_bytes(), (
         f"{status} {body[:120]!r}: {held} descriptors open of 256, {memory_files} of them memory files")
+    assert memory_files <= 64, f"{memory_files} memory files open"

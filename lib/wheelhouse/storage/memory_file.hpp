@@ -17,8 +17,13 @@ namespace wheelhouse::storage {
 // than a sendfile beside the head's send.
 inline constexpr std::size_t memory_file_threshold = 64 * 1024;
 
-// A sealed memory file holding `bytes`; null when the kernel refuses one (the caller keeps
-// sending from memory).
+// At most this many memory files are open at once, whoever asked: anyone may name a new variant
+// page, and each would otherwise hold a descriptor that downloads and connections need. The
+// server reserves them among its descriptors (transport::default_max_connections).
+inline constexpr std::size_t most_memory_files = 64;
+
+// A sealed memory file holding `bytes`, its descriptor closed with the last owner; null when
+// most_memory_files are open or the kernel refuses one (the caller keeps sending from memory).
 std::shared_ptr<descriptor> sealed_memory_file(std::string_view bytes);
 
 }  // namespace wheelhouse::storage

@@ -4,6 +4,8 @@
 
 #include <sys/resource.h>
 
+#include "wheelhouse/storage/memory_file.hpp"
+
 namespace wheelhouse::transport {
 
 std::size_t default_max_connections(unsigned io_threads) {
@@ -11,8 +13,10 @@ std::size_t default_max_connections(unsigned io_threads) {
     if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 4096;
     const auto descriptors = static_cast<std::size_t>(limit.rlim_cur);
     // The server's own: per I/O thread its event descriptors and catalog readers (with their WAL
-    // and shared-memory files), and about as many ingest workers with a zip and a blob each.
-    const std::size_t reserved = 64 + 8 * static_cast<std::size_t>(std::max(1u, io_threads));
+    // and shared-memory files), about as many ingest workers with a zip and a blob each, and the
+    // large pages' memory files.
+    const std::size_t reserved =
+        64 + 8 * static_cast<std::size_t>(std::max(1u, io_threads)) + storage::most_memory_files;
     // Two a connection: its socket, and a spool file, a blob or a remote fetch at most.
     return std::max<std::size_t>(1, descriptors > reserved ? (descriptors - reserved) / 2 : 1);
 }

@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <spdlog/spdlog.h>
 
 #include "wheelhouse/app/answers.hpp"
@@ -35,6 +38,12 @@ transport::outgoing_response send_blob(const http::request_header<>& request, co
                                        std::string_view sha256_hex, bool private_index) {
     storage::descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     struct stat info {};
+    if (!file && (errno == EMFILE || errno == ENFILE || errno == ENOMEM)) {
+        spdlog::warn("cannot open {} to send it: {}", path.string(), std::strerror(errno));
+        return error_response(request, make_error(error_kind::unavailable,
+                                                  "try again shortly: the server has no file descriptor free to "
+                                                  "send this file (the administrator has the details in the log)"));
+    }
     if (!file || ::fstat(file.get(), &info) != 0) {
         return make_text_response(request, http::status::internal_server_error,
                                   "the catalog lists this file but its bytes are missing from the store; "
