@@ -76,6 +76,83 @@ json::array spellings_of(const std::vector<std::string>& selectors) {
     return out;
 }
 
+// Every value each axis takes across the project's files.
+class matrix_axes {
+public:
+    void add(const catalog::file_record& file) {
+        if (file.type == catalog::package_type::wheel) {  // an sdist has no tags
+            add_members(python_, file.python_tag, '.');
+            add_members(abi_, file.abi_tag, '.');
+            add_members(platform_, file.platform_tag, '.');
+        }
+        const auto& variant = file.variant;
+        if (variant.cuda) cuda_.insert(*variant.cuda);
+        if (variant.rocm) rocm_.insert(*variant.rocm);
+        if (variant.torch) torch_.insert(*variant.torch);
+        if (variant.sm) add_members(sm_, *variant.sm, ',');
+        if (variant.cxx11abi) cxx11abi_.insert(*variant.cxx11abi);
+        has_cuda_ = has_cuda_ || variant.cuda.has_value();
+        has_rocm_ = has_rocm_ || variant.rocm.has_value();
+        has_xpu_ = has_xpu_ || variant.xpu;
+        has_cpu_ = has_cpu_ || variant.cpu;
+    }
+
+    json::object to_json() const {
+        json::array abi_values;
+        for (const bool value : cxx11abi_) abi_values.emplace_back(value);
+        json::array accelerators;
+        for (const auto& [present, name] : {std::pair{has_cuda_, "cuda"}, std::pair{has_rocm_, "rocm"},
+                                            std::pair{has_xpu_, "xpu"}, std::pair{has_cpu_, "cpu"}}) {
+            if (present) accelerators.emplace_back(name);
+        }
+        return json::object{{"python", to_array(python_)}, {"abi", to_array(abi_)},
+                            {"platform", to_array(platform_)}, {"accelerator", std::move(accelerators)},
+                            {"cuda", to_array(cuda_)}, {"rocm", to_array(rocm_)},
+                            {"torch", to_array(torch_)}, {"sm", to_array(sm_)},
+                            {"cxx11abi", std::move(abi_values)}};
+    }
+
+private:
+    axis python_, abi_, platform_, cuda_, rocm_, torch_, sm_;
+    std::set<bool> cxx11abi_;
+    bool has_cuda_ = false, has_rocm_ = false, has_xpu_ = false, has_cpu_ = false;
+};
+
+// The files grouped by release, newest first; within one, by filename.
+std::vector<release_group> releases_of(std::span<const catalog::file_record> files) {
+    std::vector<release_group> releases;
+    std::map<std::string, std::size_t> release_index;
+    for (std::size_t index = 0; index < files.size(); ++index) {
+        const auto& version = files[index].normalized_version;
+        std::string release_text = version.substr(0, version.find('+'));
+        auto [slot, inserted] = release_index.try_emplace(release_text, releases.size());
+        if (inserted) {
+            auto parsed = pep440::parse(release_text);
+            releases.push_back({parsed ? std::optional(std::move(*parsed)) : std::nullopt, std::move(release_text), {}});
+        }
+        releases[slot->second].files.push_back(index);
+    }
+    std::sort(releases.begin(), releases.end(), newer_first);
+    for (auto& group : releases) {
+        std::sort(group.files.begin(), group.files.end(),
+                  [&](std::size_t a, std::size_t b) { return files[a].filename < files[b].filename; });
+    }
+    return releases;
+}
+
+json::object build_json(const catalog::file_record& file, const std::vector<std::string>& selectors,
+                        const link_options& links) {
+    json::object build = file_json(file);
+    build["version"] = file.normalized_version;
+    build["family"] = family_of(file);
+    json::array reaching;
+    for (const auto& name : selectors) reaching.emplace_back(name);
+    build["selectors"] = std::move(reaching);
+    build["spellings"] = spellings_of(selectors);
+    build["url"] = file_url(file, links);
+    return build;
+}
+
 }  // namespace
 
 bool natural_less(std::string_view a, std::string_view b) noexcept {
@@ -104,85 +181,20 @@ bool natural_less(std::string_view a, std::string_view b) noexcept {
 std::string variant_matrix_json(const catalog::project_record& project, std::span<const catalog::file_record> files,
                                 const link_options& links) {
     const auto selectors = catalog::reaching_selectors(files);
-
-    axis python, abi, platform, cuda, rocm, torch, sm;
-    std::set<bool> cxx11abi;
-    bool has_cuda = false, has_rocm = false, has_xpu = false, has_cpu = false;
-    std::vector<release_group> releases;
-    std::map<std::string, std::size_t> release_index;
-    for (std::size_t index = 0; index < files.size(); ++index) {
-        const auto& file = files[index];
-        if (file.type == catalog::package_type::wheel) {  // an sdist has no tags
-            add_members(python, file.python_tag, '.');
-            add_members(abi, file.abi_tag, '.');
-            add_members(platform, file.platform_tag, '.');
-        }
-        const auto& variant = file.variant;
-        if (variant.cuda) cuda.insert(*variant.cuda);
-        if (variant.rocm) rocm.insert(*variant.rocm);
-        if (variant.torch) torch.insert(*variant.torch);
-        if (variant.sm) add_members(sm, *variant.sm, ',');
-        if (variant.cxx11abi) cxx11abi.insert(*variant.cxx11abi);
-        has_cuda = has_cuda || variant.cuda.has_value();
-        has_rocm = has_rocm || variant.rocm.has_value();
-        has_xpu = has_xpu || variant.xpu;
-        has_cpu = has_cpu || variant.cpu;
-
-        std::string release_text = file.normalized_version.substr(0, file.normalized_version.find('+'));
-        auto [slot, inserted] = release_index.try_emplace(release_text, releases.size());
-        if (inserted) {
-            auto parsed = pep440::parse(release_text);
-            releases.push_back({parsed ? std::optional(std::move(*parsed)) : std::nullopt, std::move(release_text), {}});
-        }
-        releases[slot->second].files.push_back(index);
-    }
-    std::sort(releases.begin(), releases.end(), newer_first);
-
+    matrix_axes axes;
+    for (const auto& file : files) axes.add(file);
     json::array versions;
-    versions.reserve(releases.size());
-    for (auto& group : releases) {
-        std::sort(group.files.begin(), group.files.end(),
-                  [&](std::size_t a, std::size_t b) { return files[a].filename < files[b].filename; });
+    for (auto& group : releases_of(files)) {
         json::array builds;
         builds.reserve(group.files.size());
-        for (const auto index : group.files) {
-            const auto& file = files[index];
-            json::object build = file_json(file);
-            build["version"] = file.normalized_version;
-            build["family"] = family_of(file);
-            json::array reaching;
-            for (const auto& name : selectors[index]) reaching.emplace_back(name);
-            build["selectors"] = std::move(reaching);
-            build["spellings"] = spellings_of(selectors[index]);
-            build["url"] = file_url(file, links);
-            builds.push_back(std::move(build));
-        }
+        for (const auto index : group.files) builds.push_back(build_json(files[index], selectors[index], links));
         versions.push_back(json::object{{"version", group.text}, {"builds", std::move(builds)}});
     }
-
-    json::array abi_values;
-    for (const bool value : cxx11abi) abi_values.emplace_back(value);
-    json::array accelerators;
-    for (const auto& [present, name] : {std::pair{has_cuda, "cuda"}, std::pair{has_rocm, "rocm"},
-                                        std::pair{has_xpu, "xpu"}, std::pair{has_cpu, "cpu"}}) {
-        if (present) accelerators.emplace_back(name);
-    }
-    json::object axes;
-    axes["python"] = to_array(python);
-    axes["abi"] = to_array(abi);
-    axes["platform"] = to_array(platform);
-    axes["accelerator"] = std::move(accelerators);
-    axes["cuda"] = to_array(cuda);
-    axes["rocm"] = to_array(rocm);
-    axes["torch"] = to_array(torch);
-    axes["sm"] = to_array(sm);
-    axes["cxx11abi"] = std::move(abi_values);
-
     json::object page;
     page["name"] = project.name;
     page["display_name"] = project.display_name;
     page["status"] = catalog::to_string(project.status);
-    page["axes"] = std::move(axes);
+    page["axes"] = axes.to_json();
     page["versions"] = std::move(versions);
     return json::serialize(page);
 }
