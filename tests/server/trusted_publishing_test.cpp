@@ -116,7 +116,17 @@ TEST_CASE("trusted publishing: PEP 807 discovery answers for the upload paths on
     const auto document = json::parse(found.body()).as_object();
     CHECK(document.at("audience-endpoint") == "http://pkgs.example.com/_/oidc/audience");
     CHECK(document.at("token-mint-endpoint") == "http://pkgs.example.com/_/oidc/mint-token");
-    CHECK(server.get("/.well-known/pytp?discover=%2Fsimple%2F").result_int() == 404);
-    CHECK(server.get("/.well-known/pytp").result_int() == 404);
-    CHECK(server.get("/.well-known/pytp?discover=%2Flegacy%2F", {{http::field::host, "evil\"host"}}).result_int() == 404);
+    // Every 404 in the row's audience: PEP 807's problem document, its fix in the description.
+    for (const auto& [target, host, fix] :
+         {std::tuple{"/.well-known/pytp?discover=%2Fsimple%2F", "pkgs.example.com", "uploads to /legacy/"},
+          std::tuple{"/.well-known/pytp", "pkgs.example.com", "?discover="},
+          std::tuple{"/.well-known/pytp?discover=%2Flegacy%2F", "evil\"host", "send a Host header"}}) {
+        const auto refused = server.get(target, {{http::field::host, host}});
+        CHECK(refused.result_int() == 404);
+        CHECK(refused[http::field::content_type] == "application/problem+json");
+        const auto problem = json::parse(refused.body()).as_object();
+        const auto& error = problem.at("errors").as_array().at(0).as_object();
+        CHECK(error.at("code") == "not-found");
+        CHECK_THAT(std::string(error.at("description").as_string()), Catch::Contains(fix));
+    }
 }

@@ -107,11 +107,17 @@ route_answer mint_token(route_context& context, route_request& request) {
 route_answer discovery(route_context& context, route_request& request) {
     const auto root = root_of(context, request);
     const auto key = request.target.query_value("discover");  // the upload URL's path, decoded
-    if (!root || !key) return transport::make_text_response(request.header(), http::status::not_found, "");
+    if (!root) {
+        return request.refuse(make_error(error_kind::not_found, "send a Host header of a name or an address and "
+                                                                "port: the answer names this index's URLs by it"));
+    }
+    if (!key) return request.refuse(make_error(error_kind::not_found, "ask ?discover=<the upload URL's path>"));
     const std::array uploads{root->path + "legacy/", root->path + "legacy", root->path + "api/v1/files/",
                              root->path + "api/v1/files"};
-    if (std::find(uploads.begin(), uploads.end(), *key) == uploads.end())
-        return transport::make_text_response(request.header(), http::status::not_found, "");
+    if (std::find(uploads.begin(), uploads.end(), *key) == uploads.end()) {
+        return request.refuse(make_error(error_kind::not_found, "trusted publishing here uploads to " + root->path +
+                                                                    "legacy/; no other path takes uploads"));
+    }
     const json::array features{json::string(multi_use_token)};
     json::object body{{"audience-endpoint", root->url + "_/oidc/audience"},
                       {"token-mint-endpoint", root->url + "_/oidc/mint-token"},
