@@ -40,6 +40,7 @@ public:
         const auto target = header.target();
         if (target == "/throw/plan") throw std::runtime_error("plan_body threw, as the test asked");
         if (target == "/block") std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        if (target == "/hold") std::this_thread::sleep_for(std::chrono::milliseconds(3000));
         body_plan plan;
         plan.limit = 1 << 20;
         if (target == "/stream" || target == "/throw/sink") {

@@ -7,6 +7,7 @@
 //   /stream         the body streams to a sink that counts it
 //   /block          plan_body holds its I/O thread for 500 ms (and with a one-thread server, the
 //                   listener too), then reads the body into memory
+//   /hold           the same for 3 s
 //   /file           answers 4 MiB of a file (byte i is i % 251), sent as file responses are
 //   anything else   the body is read into memory (at most 1 MiB)
 // The answer is 200, text: "fields: name,name,...\nbody: <bytes>\n".

@@ -149,3 +149,22 @@ TEST_CASE("server: a client's share is its IPv4 address, or its IPv6 /64", "[ser
     CHECK(share("2001:db8:1:3::1") == "2001:db8:1:3::");
     CHECK(share("::1") == "::");
 }
+
+TEST_CASE("server: a thread held by a handler holds back no new connection, each thread accepting for itself",
+          "[server][transport]") {
+    echo_server server({}, 2);
+    raw_client holding(server.port());
+    holding.send("POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\n");
+    std::this_thread::sleep_for(100ms);  // its thread is in plan_body now, for 3 s
+    const auto released = std::chrono::steady_clock::now() + 2900ms;
+    // One thread accepting for both (as before) either waited for the held thread to accept, or
+    // handed it every other connection.
+    for (int i = 0; i < 4; ++i) {
+        raw_client next(server.port());
+        next.send("GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        CHECK_THAT(next.receive(5s), Catch::StartsWith("HTTP/1.1 200"));
+        CHECK(std::chrono::steady_clock::now() < released);  // answered by the free thread
+    }
+    holding.send("abcd");
+    CHECK_THAT(holding.receive(5s), Catch::StartsWith("HTTP/1.1 200"));
+}

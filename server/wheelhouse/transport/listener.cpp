@@ -1,8 +1,11 @@
 #include "wheelhouse/transport/listener.hpp"
 
 #include <array>
+#include <cerrno>
+#include <cstring>
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
@@ -59,6 +62,19 @@ result<void> listener::open(const tcp::endpoint& endpoint) {
         error_code ignored;
         acceptor_.close(ignored);
         return make_error(error_kind::internal, "cannot listen on " + where + ": " + ec.message());
+    }
+    return {};
+}
+
+result<void> listener::share(listener& first) {
+    const int copy = ::dup(first.acceptor_.native_handle());
+    if (copy < 0) return make_error(error_kind::internal, std::string("cannot share the listening socket: ") +
+                                                              std::strerror(errno));
+    error_code ec;
+    acceptor_.assign(first.local_endpoint().protocol(), copy, ec);
+    if (ec) {
+        ::close(copy);
+        return make_error(error_kind::internal, "cannot share the listening socket: " + ec.message());
     }
     return {};
 }

@@ -30,6 +30,10 @@ public:
 
     // Binds and listens; the error says which address could not be taken and why.
     result<void> open(const tcp::endpoint& endpoint);
+    // Accepts from `first`'s listening socket too, on this listener's own context: whichever
+    // thread is free takes the next connection, as nginx's workers do, instead of one thread
+    // accepting for every other (its handshakes then held theirs back).
+    result<void> share(listener& first);
     tcp::endpoint local_endpoint() const;
 
     // Thread safety: run() once after open(); stop() from any thread.

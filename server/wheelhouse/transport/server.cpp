@@ -1,5 +1,6 @@
 #include "wheelhouse/transport/server.hpp"
 
+#include <algorithm>
 #include <csignal>
 
 #include <spdlog/spdlog.h>
@@ -48,10 +49,12 @@ server::server(server_options options, request_handler& handler)
     : options_(with_defaults(std::move(options))),
       log_(options_.access_log, options_.metrics),
       contexts_(make_contexts(options_.threads)),
-      listener_(std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), handler, options_.tls,
-                                           options_.limits, registry_, log_)),
       redirect_handler_(options_.redirect_origin),
       drain_timer_(*contexts_.front()) {
+    for (const auto& context : contexts_) {
+        listeners_.push_back(std::make_shared<listener>(*context, std::vector{context.get()}, handler, options_.tls,
+                                                        options_.limits, registry_, log_));
+    }
     if (options_.redirect_http) {
         redirect_listener_ = std::make_shared<listener>(*contexts_.front(), pointers_to(contexts_), redirect_handler_,
                                                         nullptr, options_.limits, registry_, log_);
@@ -87,15 +90,18 @@ result<void> server::open() {
     if (auto log_ready = log_.ready(); !log_ready) return log_ready;
     const auto endpoint = endpoint_of(options_.host, options_.port);
     if (!endpoint) return endpoint.error();
-    if (auto opened = listener_->open(*endpoint); !opened) return opened;
+    if (auto opened = listeners_.front()->open(*endpoint); !opened) return opened;
+    for (std::size_t i = 1; i < listeners_.size(); ++i) {
+        if (auto shared = listeners_[i]->share(*listeners_.front()); !shared) return shared;
+    }
     if (!redirect_listener_) return {};
-    redirect_handler_.point_at(listener_->local_endpoint().port());
+    redirect_handler_.point_at(local_endpoint().port());
     const auto redirect = endpoint_of(options_.redirect_http->first, options_.redirect_http->second);
     if (!redirect) return redirect.error();
     return redirect_listener_->open(*redirect);
 }
 
-tcp::endpoint server::local_endpoint() const { return listener_->local_endpoint(); }
+tcp::endpoint server::local_endpoint() const { return listeners_.front()->local_endpoint(); }
 
 std::optional<tcp::endpoint> server::redirect_endpoint() const {
     if (!redirect_listener_) return std::nullopt;
@@ -103,7 +109,7 @@ std::optional<tcp::endpoint> server::redirect_endpoint() const {
 }
 
 void server::start() {
-    listener_->run();
+    for (const auto& each : listeners_) each->run();
     if (redirect_listener_) redirect_listener_->run();
     threads_.reserve(contexts_.size());
     for (const auto& context : contexts_) threads_.emplace_back([&context = *context] { run_contained(context); });
@@ -118,7 +124,7 @@ void server::wait() {
 }
 
 void server::drain(std::chrono::milliseconds deadline) {
-    listener_->stop();
+    for (const auto& each : listeners_) each->stop();
     if (redirect_listener_) redirect_listener_->stop();
     registry_.drain_all();
     const auto until = std::chrono::steady_clock::now() + deadline;
@@ -127,8 +133,9 @@ void server::drain(std::chrono::milliseconds deadline) {
 
 void server::poll_drain(std::chrono::steady_clock::time_point deadline) {
     const auto open_sessions = registry_.size();
-    const bool finished =
-        open_sessions == 0 && listener_->stopped() && (!redirect_listener_ || redirect_listener_->stopped());
+    const bool finished = open_sessions == 0 &&
+                          std::all_of(listeners_.begin(), listeners_.end(), [](const auto& each) { return each->stopped(); }) &&
+                          (!redirect_listener_ || redirect_listener_->stopped());
     if (finished || std::chrono::steady_clock::now() >= deadline) {
         if (open_sessions > 0) spdlog::warn("drain deadline passed with {} connections open; closing", open_sessions);
         stop_contexts();

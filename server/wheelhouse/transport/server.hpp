@@ -71,10 +71,11 @@ private:
     // After the registry and the log: destroying a context destroys the handlers still
     // queued, and with them sessions that remove themselves from the registry.
     // One context a thread, each run by that thread alone: a connection stays on one context,
-    // so its handlers never run concurrently and need no strand. The first also accepts.
+    // so its handlers never run concurrently and need no strand. Each accepts for itself from
+    // the one listening socket; the first also takes the redirects.
     std::vector<std::unique_ptr<net::io_context>> contexts_;
     std::vector<net::executor_work_guard<net::io_context::executor_type>> keep_running_;
-    std::shared_ptr<listener> listener_;
+    std::vector<std::shared_ptr<listener>> listeners_;  // one a context; the first opened the socket
     https_redirect redirect_handler_;
     std::shared_ptr<listener> redirect_listener_;  // null without redirect_http
     net::steady_timer drain_timer_;
