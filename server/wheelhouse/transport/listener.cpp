@@ -120,6 +120,7 @@ void listener::admit(tcp::socket& socket) {
     error_code ec;
     const auto peer = socket.remote_endpoint(ec).address();
     if (ec) return;  // reset before it was accepted: nothing to answer
+    const auto admitting = registry_.hold_admission();
     const auto share = limits_.max_connections_per_address;
     if (share != 0 && registry_.counted_from(peer) >= share) {
         ++refused_over_share_;

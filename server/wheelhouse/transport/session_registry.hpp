@@ -57,10 +57,15 @@ public:
     // Asks every session to finish its current request and close.
     void drain_all();
 
+    // Held by a listener from its look at the counts to its add(): every I/O thread admits
+    // connections, and the cap would otherwise let each of them in on the same last place.
+    [[nodiscard]] std::unique_lock<std::mutex> hold_admission() { return std::unique_lock(admission_); }
+
 private:
     entry_list& list_of(activity now);
     void uncount(entry& session);
 
+    std::mutex admission_;  // before mutex_ when both are held
     mutable std::mutex mutex_;
     // Each session is in the list of its activity, in the order it took it up: oldest first.
     entry_list busy_;
