@@ -70,8 +70,8 @@ def start_server(tmp_path):
     started: list[ServerProcess] = []
 
     def start(data: pathlib.Path, *extra_args: str, env: dict | None = None,
-              ca: pathlib.Path | None = None) -> ServerProcess:
-        server = ServerProcess(data, *extra_args, env=env, ca=ca).start()
+              ca: pathlib.Path | None = None, preexec_fn=None) -> ServerProcess:
+        server = ServerProcess(data, *extra_args, env=env, ca=ca, preexec_fn=preexec_fn).start()
         started.append(server)
         return server
 

@@ -161,21 +161,6 @@ def big_farm(farm: pathlib.Path, name: str = BIG, releases: int = 160) -> None:
 
 
 @pytest.fixture
-def launch():
-    """Starts `wheelhouse serve` as start_server does, with a preexec_fn (a lower descriptor limit)."""
-    started: list[ServerProcess] = []
-
-    def start(data: pathlib.Path, *extra: str, preexec_fn=None) -> ServerProcess:
-        server = ServerProcess(data, *extra, preexec_fn=preexec_fn).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
-
-
-@pytest.fixture
 def shelf(tmp_path, wheelhouse_bin, start_server):
     """A private index holding OWN's wheel, a static sdist and a dynamic one (no served PKG-INFO),
     OTHER's wheel, and a variant release's variants.json; a read token limited to OWN, one for every
@@ -517,7 +502,7 @@ def test_a_large_page_over_tls_arrives_whole(tmp_path, wheelhouse_bin, start_ser
     assert len(first) > LARGE and first == second and len(json.loads(first)["files"]) == 160
 
 
-def test_anonymous_variant_page_reads_cannot_exhaust_the_descriptors_downloads_need(tmp_path, wheelhouse_bin, launch):
+def test_anonymous_variant_page_reads_cannot_exhaust_the_descriptors_downloads_need(tmp_path, wheelhouse_bin, start_server):
     """Found by the attacker, fixed: every cached page of 64 KiB or more held a memory file, a
     descriptor of its own, and nothing counted them. Anyone may name a new variant selector, each a
     scope of its own (64 kept), so anonymous GETs of /variants/cuN/simple/<large project>/ in both
@@ -534,7 +519,7 @@ def test_anonymous_variant_page_reads_cannot_exhaust_the_descriptors_downloads_n
     def low_limit():
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
-    server = launch(data, "--threads", "1", preexec_fn=low_limit)
+    server = start_server(data, "--threads", "1", preexec_fn=low_limit)
     for project in ("big-one", "big-two"):
         for selector in range(64):
             for accept in ("text/html", JSON_PAGE):
