@@ -123,15 +123,15 @@ void listener::admit(tcp::socket& socket) {
     const auto admitting = registry_.hold_admission();
     const auto share = limits_.max_connections_per_address;
     if (share != 0 && registry_.counted_from(peer) >= share) {
-        ++refused_over_share_;
+        ++registry_.tally().refused_over_share;
         return refuse(socket, over_share_);
     }
     if (registry_.counted() >= limits_.max_connections) {
         if (!registry_.make_room()) {
-            ++refused_busy_;
+            ++registry_.tally().refused_busy;
             return refuse(socket, busy_);
         }
-        ++made_room_;
+        ++registry_.tally().made_room;
         warn_now_and_then();
     }
     socket.set_option(tcp::no_delay(true), ec);
@@ -173,24 +173,25 @@ void listener::refuse(tcp::socket& socket, const refusal& answer) {
     warn_now_and_then();
 }
 
-void listener::warn_now_and_then() {
+void listener::warn_now_and_then() {  // under registry_.hold_admission(), from admit()
+    auto& tally = registry_.tally();
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_refusal_warning_ < refusal_warning_interval) return;
-    if (refused_busy_ > 0) {
+    if (now - tally.last_warning < refusal_warning_interval) return;
+    if (tally.refused_busy > 0) {
         spdlog::warn("{} connections refused with 503 since the last warning: all {} connections the server "
-                     "allows (--max-connections) were busy with requests", refused_busy_, limits_.max_connections);
+                     "allows (--max-connections) were busy with requests", tally.refused_busy, limits_.max_connections);
     }
-    if (refused_over_share_ > 0) {
+    if (tally.refused_over_share > 0) {
         spdlog::warn("{} connections refused with 503 since the last warning: their client had {} open "
-                     "(--max-connections-per-address)", refused_over_share_, limits_.max_connections_per_address);
+                     "(--max-connections-per-address)", tally.refused_over_share, limits_.max_connections_per_address);
     }
-    if (made_room_ > 0) {
+    if (tally.made_room > 0) {
         spdlog::warn("{} lingering or idle connections closed since the last warning to make room for new ones: "
-                     "all {} connections the server allows (--max-connections) were open", made_room_,
+                     "all {} connections the server allows (--max-connections) were open", tally.made_room,
                      limits_.max_connections);
     }
-    refused_busy_ = refused_over_share_ = made_room_ = 0;
-    last_refusal_warning_ = now;
+    tally.refused_busy = tally.refused_over_share = tally.made_room = 0;
+    tally.last_warning = now;
 }
 
 }  // namespace wheelhouse::transport

@@ -70,12 +70,6 @@ private:
     refusal busy_;      // the 503 past the cap
     refusal over_share_;  // the 503 past a client's share
     bool accept_failing_ = false;
-    // Since the last warning: connections refused (all busy; past a client's share), and
-    // connections closed to make room.
-    std::size_t refused_busy_ = 0;
-    std::size_t refused_over_share_ = 0;
-    std::size_t made_room_ = 0;
-    std::chrono::steady_clock::time_point last_refusal_warning_{};
     std::atomic<bool> stopped_{false};
 };
 

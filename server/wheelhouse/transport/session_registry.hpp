@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <list>
 #include <memory>
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 
@@ -61,11 +62,22 @@ public:
     // connections, and the cap would otherwise let each of them in on the same last place.
     [[nodiscard]] std::unique_lock<std::mutex> hold_admission() { return std::unique_lock(admission_); }
 
+    // Since the last warning, for every listener together: connections refused (all busy; past a
+    // client's share), and connections closed to make room. Read and written under hold_admission().
+    struct refusal_tally {
+        std::size_t refused_busy = 0;
+        std::size_t refused_over_share = 0;
+        std::size_t made_room = 0;
+        std::chrono::steady_clock::time_point last_warning{};
+    };
+    refusal_tally& tally() noexcept { return tally_; }
+
 private:
     entry_list& list_of(activity now);
     void uncount(entry& session);
 
     std::mutex admission_;  // before mutex_ when both are held
+    refusal_tally tally_;
     mutable std::mutex mutex_;
     // Each session is in the list of its activity, in the order it took it up: oldest first.
     entry_list busy_;
