@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "wheelhouse/text/hex.hpp"
+#include "wheelhouse/text/swar.hpp"
 
 namespace wheelhouse::crypto {
 
@@ -119,10 +120,14 @@ std::string sha256_hex(std::string_view data) {
 
 bool is_sha256_hex(std::string_view text) noexcept {
     if (text.size() != 64) return false;
-    for (char c : text) {
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    // Every download's URL is checked here: eight bytes a step, each one '0'-'9' or 'a'-'f'.
+    std::uint64_t wrong = 0;
+    for (std::size_t at = 0; at < 64; at += 8) {
+        const auto word = text::swar::load(text.data() + at);
+        const auto hex = text::swar::bytes_between(word, '0', '9') | text::swar::bytes_between(word, 'a', 'f');
+        wrong |= (word & text::swar::highs) | (~hex & text::swar::highs);
     }
-    return true;
+    return wrong == 0;
 }
 
 }  // namespace wheelhouse::crypto

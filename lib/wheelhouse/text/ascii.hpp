@@ -29,4 +29,13 @@ bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) n
 // Whether `text` ends with `suffix`, ASCII letters compared without case.
 bool ends_with_ignoring_case(std::string_view text, std::string_view suffix) noexcept;
 
+// Which kinds of byte `text` holds: a control byte (C0 or DEL) ends a header line or forges a
+// log line; a byte past ASCII may need a UTF-8 check. One pass, eight bytes a step: every
+// redirect echoes its URL.
+struct byte_kinds {
+    bool control = false;
+    bool non_ascii = false;
+};
+byte_kinds kinds_of_bytes(std::string_view text) noexcept;
+
 }  // namespace wheelhouse::text

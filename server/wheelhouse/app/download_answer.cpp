@@ -1,9 +1,9 @@
 #include "wheelhouse/app/download_answer.hpp"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/text/utf8.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
@@ -97,29 +97,13 @@ http::response<http::empty_body> download_answer::head(bool partial) const {
     return response;
 }
 
-namespace {
-
-constexpr unsigned char control_byte = 1;
-constexpr unsigned char non_ascii_byte = 2;
-constexpr std::array<unsigned char, 256> url_byte_kinds = [] {
-    std::array<unsigned char, 256> kinds{};
-    for (unsigned byte = 0; byte < 256; ++byte) {
-        if (byte < 0x20 || byte == 0x7f) kinds[byte] = control_byte;
-        if (byte >= 0x80) kinds[byte] = non_ascii_byte;
-    }
-    return kinds;
-}();
-
-}  // namespace
-
 transport::outgoing_response redirect_download(const http::request_header<>& request, const std::string& url,
                                                bool private_index, std::chrono::seconds max_age) {
     // Written into the head as it is: a control character would end the field (or the head).
-    // One pass over the URL, without an early exit, tells that and whether it is plain ASCII (a
-    // presigned URL always is), which the body may then echo without a UTF-8 repair.
-    unsigned char seen = 0;
-    for (const char c : url) seen |= url_byte_kinds[static_cast<unsigned char>(c)];
-    if ((seen & control_byte) != 0) {
+    // One pass over the URL tells that and whether it is plain ASCII (a presigned URL always
+    // is), which the body may then echo without a UTF-8 repair.
+    const auto kinds = text::kinds_of_bytes(url);
+    if (kinds.control) {
         return transport::make_text_response(request, http::status::internal_server_error,
                                              "the catalog names a download URL with control characters; the "
                                              "administrator has to re-register the file");
@@ -136,7 +120,7 @@ transport::outgoing_response redirect_download(const http::request_header<>& req
     std::string text;
     text.reserve(lead.size() + url.size() + 1);
     text.append(lead);
-    if ((seen & non_ascii_byte) != 0) text.append(text::replace_invalid_utf8(url));
+    if (kinds.non_ascii) text.append(text::replace_invalid_utf8(url));
     else text.append(url);
     text.push_back('\n');
     return transport::make_prepared_response(request, http::status::found, fields,

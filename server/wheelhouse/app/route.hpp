@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "wheelhouse/auth/scope.hpp"
 #include "wheelhouse/catalog/project_filter.hpp"
 #include "wheelhouse/http/request_target.hpp"
@@ -99,6 +101,10 @@ enum class lane {
                  // of its own, so a slow or silent host never holds a thread uploads need
 };
 
+// Each capture's name and where it begins among the target's segments: a route has at most a
+// few, kept in place (a download's two would otherwise cost two allocations a request).
+using route_captures = boost::container::small_vector<std::pair<std::string_view, std::size_t>, 3>;
+
 struct route_request;
 class upload_sink;
 // A handler answers with a response, or nullopt when it has kept request.respond to answer
@@ -160,7 +166,7 @@ struct route_request {
     transport::outgoing_response busy(lane runs_on) const;
 
     // Where each capture begins among target.segments (set by the router).
-    std::vector<std::pair<std::string_view, std::size_t>> captures;
+    route_captures captures;
 };
 
 }  // namespace wheelhouse::app

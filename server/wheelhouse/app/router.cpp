@@ -89,7 +89,7 @@ result<router::compiled> router::compile(const route& declared) {
 }
 
 bool router::fits(const compiled& pattern, const std::vector<std::string>& segments,
-                  std::vector<std::pair<std::string_view, std::size_t>>* captures) {
+                  route_captures* captures) {
     const auto& parts = pattern.segments;
     std::size_t count = segments.size();
     const bool rest = parts.back().what == segment::kind::rest;

@@ -1,7 +1,7 @@
 #pragma once
 // Finds a request's route in the table: the patterns are taken apart once, at start-up, and
 // indexed by their first segment; each request is matched, segment by segment, against those
-// that share its first segment, with no allocation but its captures.
+// that share its first segment, with no allocation (a route's few captures are kept in place).
 
 #include <span>
 #include <string>
@@ -19,7 +19,7 @@ struct route_match {
     // Every method of the routes whose path fits: 0 means no route has this path (404),
     // otherwise a request whose method is not among them gets 405 with these as Allow.
     method_set allowed = 0;
-    std::vector<std::pair<std::string_view, std::size_t>> captures;  // of `found`
+    route_captures captures;  // of `found`
 };
 
 // Thread safety: const after construction; match() from any thread.
@@ -52,7 +52,7 @@ private:
     };
     static result<compiled> compile(const route& declared);
     static bool fits(const compiled& pattern, const std::vector<std::string>& segments,
-                     std::vector<std::pair<std::string_view, std::size_t>>* captures);
+                     route_captures* captures);
 
     // The patterns that may fit a path, by its first segment, in table order, so a request is
     // matched against the few that share its first segment rather than the whole table. A pattern

@@ -144,11 +144,10 @@ std::string bucket_blobs::download_url(std::string_view sha256, std::chrono::sec
     const auto window = std::max<seconds::rep>(1, expires.count() / 10);
     const auto now = duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
     const system_clock::time_point signed_at{seconds(now - now % window)};
-    std::string name(sha256);
     {
         const std::lock_guard lock(urls_mutex_);
         if (urls_signed_at_ == signed_at && urls_expire_ == expires) {
-            if (const auto kept = urls_.find(name); kept != urls_.end()) return kept->second;
+            if (const auto kept = urls_.find(sha256); kept != urls_.end()) return kept->second;
         }
     }
     std::string url = client_->presigned_get(key_of(sha256), expires, signed_at);
@@ -159,7 +158,7 @@ std::string bucket_blobs::download_url(std::string_view sha256, std::chrono::sec
         urls_expire_ = expires;
     }
     // A thread that read the clock before the window turned keeps its URL to itself.
-    if (signed_at == urls_signed_at_) urls_.emplace(std::move(name), url);
+    if (signed_at == urls_signed_at_) urls_.emplace(std::string(sha256), url);
     return url;
 }
 

@@ -12,9 +12,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "wheelhouse/metrics/server_metrics.hpp"
@@ -76,7 +78,11 @@ private:
     mutable std::mutex urls_mutex_;
     mutable std::chrono::system_clock::time_point urls_signed_at_;
     mutable std::chrono::seconds urls_expire_{0};
-    mutable std::unordered_map<std::string, std::string> urls_;
+    struct sha256_hash {  // looked up by the request's string_view, without a copy
+        using is_transparent = void;
+        std::size_t operator()(std::string_view sha256) const noexcept { return std::hash<std::string_view>{}(sha256); }
+    };
+    mutable std::unordered_map<std::string, std::string, sha256_hash, std::equal_to<>> urls_;
 };
 
 }  // namespace wheelhouse::s3
