@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--small", type=int, default=200, help="small wheels per durable-upload run")
     parser.add_argument("--only", choices=("upload", "redirect", "small"), help="run one of the three alone")
-    parser.add_argument("--baseline", help="a wheelhouse binary whose 1 GiB uploads are measured alike (the one before)")
+    parser.add_argument("--baseline", help="a wheelhouse binary measured alike, uploads and 302s (the one before)")
     arguments = parser.parse_args()
     work = pathlib.Path(tempfile.mkdtemp(prefix="s3b-", dir="/tmp"))
     rgw = work / "rgw"
@@ -184,20 +184,30 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
 
 def redirect(arguments, work: pathlib.Path, bucket_server) -> None:
     print(f"2. the download's 302 under wrk -t2 -c32 -d{arguments.duration}s: wheelhouse vs nginx `return 302`")
-    data = work / "redirect-data"
-    data.mkdir()
-    secret = token(data)
     small = build_wheel(work / "small", "redirected", "1.0")
-    server = bucket_server(data, "redirect/")
-    upload(server.url, secret, small)
     sha256 = hashlib.sha256(small.read_bytes()).hexdigest()
     path = f"files/{sha256}/{small.name}"
-    location = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", server.url + path],
+    builds = [("wheelhouse", os.environ.get("WHEELHOUSE_BIN", str(REPO / "build/release/server/wheelhouse")))]
+    if arguments.baseline:
+        builds.append(("baseline", arguments.baseline))
+    servers = []
+    for name, binary in builds:  # each with its own catalog, the same wheel under its own prefix
+        os.environ["WHEELHOUSE_BIN"] = binary
+        data = work / f"redirect-data-{name}"
+        data.mkdir()
+        secret = token(data)
+        server = bucket_server(data, f"redirect-{name}/")
+        upload(server.url, secret, small)
+        servers.append((name, server))
+    os.environ["WHEELHOUSE_BIN"] = builds[0][1]
+    location = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", servers[0][1].url + path],
                               capture_output=True, text=True, check=True).stdout
     nginx, nginx_port, nginx_worker = nginx_redirect(work, location)
+    targets = [(name, server.url + path, server.process.pid) for name, server in servers]
+    targets.append(("nginx", f"http://127.0.0.1:{nginx_port}/{path}", nginx_worker))
     for run in range(arguments.runs):
-        for name, url, pid in (("wheelhouse", server.url + path, server.process.pid),
-                               ("nginx", f"http://127.0.0.1:{nginx_port}/{path}", nginx_worker)):
+        # Who goes first turns each run, so no one always meets the box as the one before left it.
+        for name, url, pid in targets[run % len(targets):] + targets[:run % len(targets)]:
             cpu = cpu_total(pid)
             result = wrk(url, arguments.duration)
             used = cpu_total(pid) - cpu
@@ -207,7 +217,8 @@ def redirect(arguments, work: pathlib.Path, bucket_server) -> None:
                   f"RSS {proc_status(pid)['VmRSS'] / 1024:.0f} MiB")
     nginx.terminate()
     nginx.wait()
-    server.stop()
+    for _, server in servers:
+        server.stop()
 
 
 def small_uploads(arguments, work: pathlib.Path, bucket_server) -> None:
