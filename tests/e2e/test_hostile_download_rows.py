@@ -39,7 +39,7 @@ from wheelbuilder import build_wheel
 OWN, OTHER = "gamma-proj", "beta-proj"
 BIG = "big-project"
 JSON_PAGE = "application/vnd.pypi.simple.v1+json"
-LARGE = 64 * 1024  # storage::memory_file_threshold
+LARGE = 64 * 1024  # storage::page_file_threshold
 
 
 # ---- helpers ----
@@ -96,7 +96,7 @@ def fetch(server: ServerProcess, path: str, token: str | None = None, method: st
 
 
 def descriptors(server: ServerProcess) -> tuple[int, int]:
-    """(open descriptors, of which memory files) of the server process."""
+    """(open descriptors, of which large pages' copies) of the server process."""
     folder = pathlib.Path(f"/proc/{server.process.pid}/fd")
     links = []
     for entry in folder.iterdir():
@@ -104,7 +104,8 @@ def descriptors(server: ServerProcess) -> tuple[int, int]:
             links.append(os.readlink(entry))
         except FileNotFoundError:  # closed while listed
             pass
-    return len(links), sum(1 for link in links if link.startswith("/memfd:"))
+    # A page's copy is an unlinked file of the data folder's tmp/ (or upstream/), or a memfd.
+    return len(links), sum(1 for link in links if link.startswith("/memfd:") or link.endswith(" (deleted)"))
 
 
 def open_files(server: ServerProcess) -> list[str]:
@@ -533,7 +534,7 @@ def test_anonymous_variant_page_reads_cannot_exhaust_the_descriptors_downloads_n
     scope of its own (64 kept), so anonymous GETs of /variants/cuN/simple/<large project>/ in both
     formats kept 128 descriptors per large project; under a limit of 256, 256 such GETs left none:
     accept(2) failed and a download answered 500 "bytes are missing from the store; run `wheelhouse
-    fsck`". Now at most storage::most_memory_files (64) are open, reserved among the descriptors,
+    fsck`". Now at most storage::most_page_files (64) are open, reserved among the descriptors,
     and the pages past them are sent from memory."""
     data = tmp_path / "data"
     big_farm(tmp_path / "farm", "big-one")

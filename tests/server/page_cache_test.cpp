@@ -276,12 +276,12 @@ TEST_CASE("page cache: a miss finds the pool full: refused at once, its waiter n
     CHECK(std::count(answered.bodies.begin(), answered.bodies.end(), "refused") == 0);
 }
 
-TEST_CASE("page cache: a large page keeps a sealed memory-file copy of its body, counted in its bytes",
+TEST_CASE("page cache: a large page keeps a read-only file copy of its body (sealed in memory without a folder), counted in its bytes",
           "[server][page_cache]") {
     page_cache cache;
-    const std::string large(storage::memory_file_threshold + 123, 'x');
+    const std::string large(storage::page_file_threshold + 123, 'x');
     const auto render_large = []() -> result<std::optional<std::string>> {
-        return std::optional(std::string(storage::memory_file_threshold + 123, 'x'));
+        return std::optional(std::string(storage::page_file_threshold + 123, 'x'));
     };
     const auto page = cache.get_or_render({"", "big", page_format::json}, render_large);
     REQUIRE(page);

@@ -130,7 +130,7 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
     (**body).shrink_to_fit();
     rendered_page page{std::make_shared<const std::string>(std::move(**body)), {}, nullptr};
     page.etag = http_conditional::strong_entity_tag(*page.body);
-    if (page.body->size() >= storage::memory_file_threshold) page.body_file = storage::sealed_memory_file(*page.body);
+    if (page.body->size() >= storage::page_file_threshold) page.body_file = storage::page_file(*page.body, options_.file_folder);
     page.stamp_now();
 
     std::unique_lock lock(mutex_);

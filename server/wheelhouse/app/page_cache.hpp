@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -26,14 +27,14 @@
 #include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/pep691/negotiation.hpp"
 #include "wheelhouse/result.hpp"
-#include "wheelhouse/storage/memory_file.hpp"
+#include "wheelhouse/storage/page_file.hpp"
 
 namespace wheelhouse::app {
 
 struct rendered_page {
     std::shared_ptr<const std::string> body;
     std::string etag;  // quoted, strong: http_conditional::strong_entity_tag
-    std::shared_ptr<storage::descriptor> body_file{};  // a large body's sealed copy, sent by sendfile (or null)
+    std::shared_ptr<storage::descriptor> body_file{};  // a large body's read-only copy, sent by sendfile (or null)
     // When it was rendered (Unix milliseconds; 0: never stamped, no Last-Modified), and that
     // instant's second and the next as HTTP-dates, written once (page_response.cpp says which
     // one a response carries).
@@ -59,6 +60,7 @@ public:
     struct options {
         std::size_t max_variant_scopes = 64;
         std::size_t max_variant_bytes = 256u << 20;  // pages of every variant scope together
+        std::filesystem::path file_folder{};  // where a large page's read-only copy is (storage/page_file.hpp)
     };
     page_cache() : page_cache(options{}) {}
     explicit page_cache(const options& settings);

@@ -84,6 +84,8 @@ app::app_settings app_settings_from(const config::settings& settings) {
     out.upstream_pages.max_page_bytes = settings.upstream_max_page_size;
     out.upstream_pages.offline = settings.offline;
     out.upstream_pages.directory = settings.data / "upstream";
+    // Large pages' copies, unlinked files in the blob store's spool: on the data disk.
+    out.pages.file_folder = out.upstream_pages.file_folder = settings.data / "tmp";
     out.upstream_link_files = settings.upstream_files == "link";
     out.upstream_client = config::upstream_client_settings_from(settings);
     out.upstream_pages.file_hosts = out.upstream_client.policy;

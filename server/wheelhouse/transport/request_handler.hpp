@@ -30,8 +30,8 @@ struct prepared_head {
 
 // A response whose bytes are known whole: the head, then a body shared with every other
 // response of the same page. The session writes it with one gather write: the fast path of a
-// cached page; over plain HTTP a large page with a sealed memory-file copy of its body
-// (storage/memory_file.hpp) leaves by sendfile(2) instead, one copy fewer.
+// cached page; over plain HTTP a large page with a read-only file copy of its body
+// (storage/page_file.hpp) leaves by sendfile(2) instead, one copy fewer.
 struct prepared_response {
     prepared_head head;
     std::shared_ptr<const std::string> body;  // null when nothing follows the head (HEAD, 304)

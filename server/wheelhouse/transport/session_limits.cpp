@@ -4,7 +4,7 @@
 
 #include <sys/resource.h>
 
-#include "wheelhouse/storage/memory_file.hpp"
+#include "wheelhouse/storage/page_file.hpp"
 
 namespace wheelhouse::transport {
 
@@ -14,9 +14,9 @@ std::size_t default_max_connections(unsigned io_threads) {
     const auto descriptors = static_cast<std::size_t>(limit.rlim_cur);
     // The server's own: per I/O thread its event descriptors and catalog readers (with their WAL
     // and shared-memory files), about as many ingest workers with a zip and a blob each, and the
-    // large pages' memory files.
+    // large pages' copies (storage/page_file.hpp).
     const std::size_t reserved =
-        64 + 8 * static_cast<std::size_t>(std::max(1u, io_threads)) + storage::most_memory_files;
+        64 + 8 * static_cast<std::size_t>(std::max(1u, io_threads)) + storage::most_page_files;
     // Two a connection: its socket, and a spool file, a blob or a remote fetch at most.
     return std::max<std::size_t>(1, descriptors > reserved ? (descriptors - reserved) / 2 : 1);
 }

@@ -25,11 +25,11 @@ std::string key_of(std::string_view upstream, std::string_view project) {
     return std::string(upstream) + "\n" + std::string(project);
 }
 
-rendered_body rendered(std::string body) {
+rendered_body rendered(std::string body, const std::filesystem::path& folder) {
     body.shrink_to_fit();
     rendered_body out;
     out.etag = http_conditional::strong_entity_tag(body);
-    if (body.size() >= storage::memory_file_threshold) out.file = storage::sealed_memory_file(body);
+    if (body.size() >= storage::page_file_threshold) out.file = storage::page_file(body, folder);
     out.body = std::make_shared<const std::string>(std::move(body));
     return out;
 }
@@ -280,8 +280,8 @@ result<std::shared_ptr<const kept_page>> page_store::make_page(const upstream_in
     kept->upstream = upstream.name;
     kept->url = url;
     kept->page = std::make_shared<const project_page>(std::move(page).value());
-    kept->html = rendered(render::upstream_page_html(*kept->page, links_));
-    kept->json = rendered(render::upstream_page_json(*kept->page, links_));
+    kept->html = rendered(render::upstream_page_html(*kept->page, links_), options_.file_folder);
+    kept->json = rendered(render::upstream_page_json(*kept->page, links_), options_.file_folder);
     kept->validator = std::move(validator);
     kept->fetched = fetched;
     kept->content_type = std::move(content_type);

@@ -28,7 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wheelhouse/storage/memory_file.hpp"
+#include "wheelhouse/storage/page_file.hpp"
 #include "wheelhouse/concurrency/worker_pool.hpp"
 #include "wheelhouse/remote/host_policy.hpp"
 #include "wheelhouse/remote/http_client.hpp"
@@ -43,7 +43,7 @@ namespace wheelhouse::upstream {
 struct rendered_body {
     std::shared_ptr<const std::string> body;
     std::string etag;
-    std::shared_ptr<storage::descriptor> file{};  // a large body's sealed copy, sent by sendfile (or null)
+    std::shared_ptr<storage::descriptor> file{};  // a large body's read-only copy, sent by sendfile (or null)
     // Memory held, the copy's included.
     std::size_t held_bytes() const noexcept { return body ? body->size() * (file ? 2 : 1) : 0; }
 };
@@ -77,6 +77,7 @@ struct store_options {
     std::size_t max_memory_bytes = 256u << 20;       // rendered pages kept in memory; past it the least used go
     bool offline = false;                            // fetch nothing: serve what is kept
     std::filesystem::path directory;                 // DATA/upstream; empty: memory only
+    std::filesystem::path file_folder{};             // where a large page's read-only copy is (storage/page_file.hpp)
     // Where listed files may be: the upstreams' hosts and --upstream-file-hosts; a file elsewhere
     // is left out of the page. None: every file the parser keeps.
     std::optional<remote::host_policy> file_hosts;
