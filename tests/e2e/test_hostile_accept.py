@@ -103,13 +103,18 @@ def healthz_status(server_address: tuple[str, int], timeout: float = 5) -> bytes
 
 # --- the caps under a burst ------------------------------------------------------------------
 
-def test_a_burst_against_a_full_cap_gets_503_on_every_thread_and_those_admitted_are_served(tmp_path, start_server):
-    # The cap's 8 places busy with requests (a body still owed: none can be closed to make room),
-    # then 64 connections at once from 16 client threads against 4 accepting threads.
-    server = start_server(tmp_path / "data", "--threads", "4", "--max-connections", "8", "--read-timeout", "30")
+def full_cap_then_burst(server) -> tuple[list[socket.socket], list[socket.socket]]:
+    """The cap's 8 places busy with requests that still owe a body (none can be closed to make
+    room), then 64 connections at once from 16 client threads: (the 8, the 64)."""
     admitted = burst(address(server), 8, 8, PARTIAL)
     time.sleep(0.3)
-    connections = burst(address(server), 64, 16, PARTIAL)
+    return admitted, burst(address(server), 64, 16, PARTIAL)
+
+
+def test_a_burst_against_a_full_cap_gets_503_on_every_thread_and_those_admitted_are_served(tmp_path, start_server):
+    # Against 4 accepting threads.
+    server = start_server(tmp_path / "data", "--threads", "4", "--max-connections", "8", "--read-timeout", "30")
+    admitted, connections = full_cap_then_burst(server)
     try:
         assert outcomes_of(admitted, 0.3) == [None] * 8
         for answer in outcomes_of(connections, 2.0):
@@ -124,6 +129,29 @@ def test_a_burst_against_a_full_cap_gets_503_on_every_thread_and_those_admitted_
         for connection in admitted + connections:
             connection.close()
     assert healthz_status(address(server)).startswith(b"HTTP/1.1 200 ")
+
+
+def test_a_burst_from_many_threads_holds_at_most_the_cap_and_those_giving_way(tmp_path, start_server):
+    # Found by the attacker, fixed: 9 to 11 connections held open under --max-connections 8 (with
+    # --threads 1 too). Once the cap is full, admit() makes room (session_registry::make_room) by
+    # un-counting the longest-idle session and asking it to give way; a session admitted a moment
+    # ago is "idle" until its thread reads its first request, and give_way finds that request
+    # arriving and serves it (here a body owed for --read-timeout 30 s), uncounted. Every new
+    # connection of the burst did so again. Now at most most_giving_way(8) = 2 sessions give way
+    # at once; past them the burst gets 503.
+    server = start_server(tmp_path / "data", "--threads", "4", "--max-connections", "8", "--read-timeout", "30")
+    for _ in range(4):
+        connections = burst(address(server), 100, 20, PARTIAL)
+        try:
+            outcomes = outcomes_of(connections, 1.0)
+        finally:
+            for connection in connections:
+                connection.close()
+        held = sum(outcome is None for outcome in outcomes)
+        assert held <= 8 + 2, f"{held} sessions open under a cap of 8 with 2 giving way at most"
+        for answer in (o for o in outcomes if o):
+            assert b"this server has its limit of 8 connections open (--max-connections)" in answer
+        time.sleep(0.3)  # the closed ones gone
 
 
 def test_a_burst_from_one_address_gets_exactly_its_share_on_every_thread(tmp_path, start_server):
@@ -166,9 +194,7 @@ def test_refusals_on_every_thread_are_warned_of_once_a_period_with_their_total(t
     # listener kept its own refusal counters and last-warning time. They are the registry's now
     # (session_registry::tally), shared under hold_admission().
     server = start_server(tmp_path / "data", "--threads", "4", "--max-connections", "8", "--read-timeout", "30")
-    admitted = burst(address(server), 8, 8, PARTIAL)
-    time.sleep(0.3)
-    connections = burst(address(server), 64, 16, PARTIAL)
+    admitted, connections = full_cap_then_burst(server)
     try:
         assert all(o and o.startswith(b"HTTP/1.1 503 ") for o in outcomes_of(connections, 2.0))
     finally:

@@ -9,6 +9,7 @@
 
 #include "echo_server.hpp"
 #include "test_server.hpp"
+#include "wheelhouse/transport/session_limits.hpp"
 #include "wheelhouse/transport/session_registry.hpp"
 
 using namespace wheelhouse;
@@ -137,6 +138,33 @@ TEST_CASE("server: one address holds at most its share of the connections (--max
         answer = raw_exchange(server.port(), "GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     }
     CHECK_THAT(answer, Catch::StartsWith("HTTP/1.1 200"));
+}
+
+TEST_CASE("server: at most most_giving_way sessions give way at once, so a burst cannot outgrow the cap",
+          "[server][transport][connection-cap]") {
+    // Found by the attacker (test_hostile_accept.py): a session admitted a moment ago is idle
+    // until its first request is read, so each new connection of a burst at a full cap made room
+    // by picking one, and each picked one still answered the request that had arrived: 9 to 11
+    // connections open under a cap of 8. Sessions with no http_session behind them stand for
+    // ones that have not closed yet: they give way, and stay open until removed.
+    transport::session_registry registry;
+    const auto peer = boost::asio::ip::make_address("203.0.113.7");
+    std::vector<transport::session_registry::handle> sessions;
+    for (int i = 0; i < 4; ++i) {
+        sessions.push_back(registry.add(nullptr, peer));
+        registry.set_activity(sessions.back(), transport::session_registry::activity::idle);
+    }
+    CHECK(transport::most_giving_way(8) == 2);
+    CHECK(transport::most_giving_way(1024) == 64);
+    CHECK(registry.make_room(2));
+    CHECK(registry.make_room(2));
+    CHECK_FALSE(registry.make_room(2));  // two still giving way, though two more are idle
+    CHECK(registry.size() == 4);
+    CHECK(registry.counted() == 2);
+    registry.remove(sessions[0]);  // the oldest gave way first, and has closed
+    CHECK(registry.make_room(2));
+    CHECK(registry.counted() == 1);
+    CHECK(registry.size() == 3);
 }
 
 TEST_CASE("server: a client's share is its IPv4 address, or its IPv6 /64", "[server][transport][connection-cap]") {

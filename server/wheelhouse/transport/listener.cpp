@@ -127,7 +127,7 @@ void listener::admit(tcp::socket& socket) {
         return refuse(socket, over_share_);
     }
     if (registry_.counted() >= limits_.max_connections) {
-        if (!registry_.make_room()) {
+        if (!registry_.make_room(most_giving_way(limits_.max_connections))) {
             ++registry_.tally().refused_busy;
             return refuse(socket, busy_);
         }

@@ -56,12 +56,12 @@ std::size_t session_registry::counted_from(const net::ip::address& peer) const {
     return found == counted_by_peer_.end() ? 0 : found->second;
 }
 
-bool session_registry::make_room() {
+bool session_registry::make_room(std::size_t most_giving_way) {
     std::shared_ptr<http_session> leaving;
     {
         std::lock_guard lock(mutex_);
         auto& from = lingering_.empty() ? idle_ : lingering_;
-        if (from.empty()) return false;
+        if (from.empty() || giving_way_ >= most_giving_way) return false;
         const auto oldest = from.begin();
         uncount(*oldest);
         oldest->giving_way = true;

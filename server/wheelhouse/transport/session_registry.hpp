@@ -52,8 +52,11 @@ public:
 
     // Makes room under the cap for one new connection: asks the session lingering longest, else
     // the one idle longest, to close (http_session::give_way), and stops counting it at once.
-    // False when every session is busy.
-    bool make_room();
+    // A session picked while idle answers a request that arrived meanwhile before it closes, so
+    // sessions giving way are still open: at most `most_giving_way` at once, or a burst of new
+    // connections would each make room and the open ones outgrow the cap. False when every
+    // session is busy or that many are giving way already.
+    bool make_room(std::size_t most_giving_way);
 
     // Asks every session to finish its current request and close.
     void drain_all();
