@@ -62,6 +62,10 @@ server::server(server_options options, request_handler& handler)
     // sendfile(2) has no MSG_NOSIGNAL: a client that hangs up mid-download must be an EPIPE for
     // its own session, not a signal that ends the process.
     ::signal(SIGPIPE, SIG_IGN);
+    // Likewise a write past a file-size limit (ulimit -f, LimitFSIZE=): EFBIG for the one write,
+    // which falls back or refuses as any failed write does (a large page's copy is written on an
+    // anonymous GET), not SIGXFSZ's default of ending the process.
+    ::signal(SIGXFSZ, SIG_IGN);
     // A context with no connection yet must not return from run().
     for (const auto& context : contexts_) keep_running_.push_back(net::make_work_guard(*context));
 }
