@@ -282,8 +282,13 @@ def test_sigterm_while_connections_arrive_on_every_thread_finishes_those_in_flig
 
 # --- out of descriptors ----------------------------------------------------------------------
 
-def test_out_of_descriptors_both_listeners_back_off_without_spinning_and_recover(tmp_path):
-    limit = 96
+DESCRIPTORS = 96  # the servers' RLIMIT_NOFILE below
+
+
+def out_of_descriptors(tmp_path, limit: int = DESCRIPTORS) -> tuple[ServerProcess, list[socket.socket]]:
+    """A server of two listeners under RLIMIT_NOFILE `limit` (with a cap the limit cannot hold),
+    and limit + 16 connections to it, each with a request that owes its body; returned once both
+    listeners have found accept(2) failing, or after 3 s."""
     server = ServerProcess(tmp_path / "data", "--threads", "2", "--max-connections", "1000", "--read-timeout", "30",
                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))).start()
     held: list[socket.socket] = []
@@ -293,8 +298,19 @@ def test_out_of_descriptors_both_listeners_back_off_without_spinning_and_recover
             connection.sendall(PARTIAL)
             held.append(connection)
         deadline = time.monotonic() + 3
-        while "accept failed" not in server.stderr() and time.monotonic() < deadline:
+        while server.stderr().count("accept failed") < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
+    except BaseException:
+        for connection in held:
+            connection.close()
+        server.stop()
+        raise
+    return server, held
+
+
+def test_out_of_descriptors_both_listeners_back_off_without_spinning_and_recover(tmp_path):
+    server, held = out_of_descriptors(tmp_path)
+    try:
         time.sleep(0.3)
         assert server.stderr().count("accept failed: Too many open files") == 2, server.stderr()  # each listener
         # Exhausted, with connections waiting in the kernel's queue: both listeners wait 100 ms
@@ -327,18 +343,8 @@ def test_out_of_descriptors_both_listeners_back_off_without_spinning_and_recover
 def test_sigterm_while_both_listeners_wait_out_descriptor_exhaustion_exits_clean(tmp_path):
     # The retry timers of both listeners are stopped with them; the requests accepted are
     # finished; those still in the kernel's queue are reset, not left hanging.
-    limit = 96
-    server = ServerProcess(tmp_path / "data", "--threads", "2", "--max-connections", "1000", "--read-timeout", "30",
-                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))).start()
-    held = []
+    server, held = out_of_descriptors(tmp_path)
     try:
-        for _ in range(limit + 16):
-            connection = socket.create_connection(address(server), timeout=5)
-            connection.sendall(PARTIAL)
-            held.append(connection)
-        deadline = time.monotonic() + 3
-        while server.stderr().count("accept failed") < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
         server.process.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         answers = []
@@ -352,7 +358,7 @@ def test_sigterm_while_both_listeners_wait_out_descriptor_exhaustion_exits_clean
         assert server.process.returncode == 0, server.stderr()
         assert "drain deadline passed" not in server.stderr()
         served = sum(answer.startswith(b"HTTP/1.1 200 ") for answer in answers)
-        assert served >= limit // 2, served  # most of the descriptors were connections, each answered
+        assert served >= DESCRIPTORS // 2, served  # most of the descriptors were connections, each answered
         assert all(answer == b"" or answer.startswith(b"HTTP/1.1 200 ") for answer in answers)
     finally:
         for connection in held:
