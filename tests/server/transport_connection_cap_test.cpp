@@ -165,6 +165,14 @@ TEST_CASE("server: at most most_giving_way sessions give way at once, so a burst
     CHECK(registry.make_room(2));
     CHECK(registry.counted() == 1);
     CHECK(registry.size() == 3);
+
+    // One lingering only drops a refused body and closes at once: it gives way whatever the
+    // number still answering (a flood of refused uploads must not fill the cap).
+    const auto lingering = registry.add(nullptr, peer);
+    registry.set_activity(lingering, transport::session_registry::activity::lingering);
+    CHECK(registry.make_room(2));
+    CHECK(registry.counted() == 1);
+    CHECK_FALSE(registry.make_room(2));
 }
 
 TEST_CASE("server: a client's share is its IPv4 address, or its IPv6 /64", "[server][transport][connection-cap]") {

@@ -26,7 +26,10 @@ session_registry::handle session_registry::add(const std::shared_ptr<http_sessio
 
 void session_registry::remove(handle session) {
     std::lock_guard lock(mutex_);
-    if (session->giving_way) --giving_way_;
+    if (session->giving_way) {
+        --giving_way_;
+        if (session->may_answer) --may_answer_;
+    }
     else uncount(*session);
     list_of(session->now).erase(session);
 }
@@ -60,12 +63,15 @@ bool session_registry::make_room(std::size_t most_giving_way) {
     std::shared_ptr<http_session> leaving;
     {
         std::lock_guard lock(mutex_);
-        auto& from = lingering_.empty() ? idle_ : lingering_;
-        if (from.empty() || giving_way_ >= most_giving_way) return false;
+        const bool from_idle = lingering_.empty();
+        auto& from = from_idle ? idle_ : lingering_;
+        if (from.empty() || (from_idle && may_answer_ >= most_giving_way)) return false;
         const auto oldest = from.begin();
         uncount(*oldest);
         oldest->giving_way = true;
         ++giving_way_;
+        oldest->may_answer = from_idle;
+        if (from_idle) ++may_answer_;
         oldest->now = activity::busy;
         busy_.splice(busy_.end(), from, oldest);
         leaving = oldest->session.lock();  // null when it is closing already: room either way

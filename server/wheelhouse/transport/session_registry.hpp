@@ -32,6 +32,7 @@ private:
         net::ip::address peer;  // its address_share key
         activity now = activity::busy;
         bool giving_way = false;  // asked to close for a new connection: no longer counted
+        bool may_answer = false;  // picked while idle: answers a request found arriving, then closes
     };
     using entry_list = std::list<entry>;
 
@@ -52,10 +53,11 @@ public:
 
     // Makes room under the cap for one new connection: asks the session lingering longest, else
     // the one idle longest, to close (http_session::give_way), and stops counting it at once.
-    // A session picked while idle answers a request that arrived meanwhile before it closes, so
-    // sessions giving way are still open: at most `most_giving_way` at once, or a burst of new
-    // connections would each make room and the open ones outgrow the cap. False when every
-    // session is busy or that many are giving way already.
+    // A lingering one only drops bytes, and closes at once. One picked while idle answers a
+    // request that arrived meanwhile before it closes, so it stays open: at most
+    // `most_giving_way` of those at once, or a burst of new connections would each make room and
+    // the open ones outgrow the cap. False when every session is busy, or none lingers and that
+    // many picked while idle are still answering.
     bool make_room(std::size_t most_giving_way);
 
     // Asks every session to finish its current request and close.
@@ -87,6 +89,7 @@ private:
     entry_list idle_;
     entry_list lingering_;
     std::size_t giving_way_ = 0;
+    std::size_t may_answer_ = 0;  // of those giving way, the ones picked while idle
     std::unordered_map<net::ip::address, std::size_t> counted_by_peer_;
 };
 
