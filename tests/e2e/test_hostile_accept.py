@@ -326,12 +326,14 @@ def test_out_of_descriptors_both_listeners_back_off_without_spinning_and_recover
         time.sleep(0.5)  # the server's sides closed, and each listener's 100 ms retry come round
         statuses = []
         served_by = set()
-        for _ in range(24):
+        # Which thread takes a new connection is the kernel's race: ask until both have taken
+        # one (a listener that never recovered never would), 24 at least and 200 at most.
+        while len(statuses) < 24 or (len(served_by) < 2 and len(statuses) < 200):
             before_runtimes = thread_runtimes(server.process.pid)
             answer = healthz_status(address(server), timeout=3)
             served_by.add(busiest_thread(before_runtimes, thread_runtimes(server.process.pid)))
             statuses.append(answer[:12])
-        assert statuses == [b"HTTP/1.1 200"] * 24, statuses
+        assert statuses == [b"HTTP/1.1 200"] * len(statuses), statuses
         assert len(served_by) >= 2, (served_by, server.stderr())  # both listeners took connections again
         assert "accepting connections again" in server.stderr()
     finally:
