@@ -280,6 +280,8 @@ def uploaded_parts(env: dict[str, str], key: str) -> int:
     if len(ids) != 1:
         return 0
     parts = s3cmd(env, "listmp", f"s3://wheels/{key}", ids[0])
+    if "404" in parts.stderr:
+        return 0  # the upload ended (completed or aborted) between the listing and this
     assert parts.returncode == 0, parts.stderr
     # LastModified, PartNumber, ETag, Size
     return sum(1 for line in parts.stdout.splitlines() if line.split("\t")[1:2] and line.split("\t")[1].isdigit())
