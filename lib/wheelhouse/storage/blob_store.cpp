@@ -413,15 +413,7 @@ result<put_outcome> blob_store::put_metadata(std::string_view sha256, std::strin
     if (!spool) return spool.error();
     descriptor file(::open(spool->path().c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
     if (!file) return io_error("opening", spool->path(), errno);
-    std::string_view rest = metadata;
-    while (!rest.empty()) {
-        const ssize_t written = ::write(file.get(), rest.data(), rest.size());
-        if (written < 0) {
-            if (errno == EINTR) continue;
-            return io_error("writing", spool->path(), errno);
-        }
-        rest.remove_prefix(static_cast<std::size_t>(written));
-    }
+    if (const int code = write_all(file.get(), metadata); code != 0) return io_error("writing", spool->path(), code);
     if (const int code = file.close(); code != 0) return io_error("writing", spool->path(), code);
     return link_into_place(spool->path(), metadata_path(sha256), when);
 }

@@ -1,11 +1,13 @@
 #pragma once
-// An open file descriptor that closes itself; -1 when the open failed.
+// An open file descriptor that closes itself; -1 when the open failed. And the one loop that
+// writes all of a buffer to one.
 //
 // Thread safety: one owner.
 
 #include <unistd.h>
 
 #include <cerrno>
+#include <string_view>
 #include <utility>
 
 namespace wheelhouse::storage {
@@ -40,5 +42,17 @@ public:
 private:
     int value_ = -1;
 };
+
+// Writes all of `bytes` to the blocking file `fd`, waiting out EINTR: 0 when all went, else the
+// errno of the write that failed (EIO for one that wrote nothing).
+inline int write_all(int fd, std::string_view bytes) noexcept {
+    while (!bytes.empty()) {
+        const ssize_t written = ::write(fd, bytes.data(), bytes.size());
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) return written == 0 ? EIO : errno;
+        bytes.remove_prefix(static_cast<std::size_t>(written));
+    }
+    return 0;
+}
 
 }  // namespace wheelhouse::storage

@@ -28,19 +28,6 @@ result<std::size_t> read_some(int from, std::uint8_t* buffer, std::size_t size, 
     }
 }
 
-result<void> write_all(int to, const std::uint8_t* data, std::size_t size, const std::filesystem::path& path) {
-    while (size > 0) {
-        const ssize_t written = ::write(to, data, size);
-        if (written < 0) {
-            if (errno == EINTR) continue;
-            return io_error("writing", path, errno);
-        }
-        data += written;
-        size -= static_cast<std::size_t>(written);
-    }
-    return {};
-}
-
 }  // namespace
 
 result<file_digest> hash_file(const std::filesystem::path& path) {
@@ -81,8 +68,8 @@ result<file_digest> copy_file_hashed(const std::filesystem::path& source_path, c
         if (!count) return fail(count.error());
         if (*count == 0) break;
         hasher->update(std::span<const std::uint8_t>(buffer.data(), *count));
-        if (auto written = write_all(target.get(), buffer.data(), *count, target_path); !written)
-            return fail(written.error());
+        if (const int code = write_all(target.get(), {reinterpret_cast<const char*>(buffer.data()), *count}); code != 0)
+            return fail(io_error("writing", target_path, code));
         digest.size += *count;
     }
     if (::fsync(target.get()) != 0) return fail(io_error("syncing", target_path, errno));
@@ -98,10 +85,7 @@ result<void> write_new_file(const std::filesystem::path& target_path, std::strin
         ::unlink(target_path.c_str());
         return failure;
     };
-    if (auto written = write_all(target.get(), reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
-                                 target_path);
-        !written)
-        return fail(written.error());
+    if (const int code = write_all(target.get(), bytes); code != 0) return fail(io_error("writing", target_path, code));
     if (::fsync(target.get()) != 0) return fail(io_error("syncing", target_path, errno));
     if (const int code = target.close(); code != 0) return fail(io_error("closing", target_path, code));
     return {};

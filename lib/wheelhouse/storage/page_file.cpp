@@ -23,30 +23,19 @@ bool take_place() noexcept {
 
 void give_back_place() noexcept { open_page_files.fetch_sub(1, std::memory_order_relaxed); }
 
-bool write_all(int file, std::string_view bytes) {
-    std::size_t written = 0;
-    while (written < bytes.size()) {
-        const ssize_t wrote = ::write(file, bytes.data() + written, bytes.size() - written);
-        if (wrote < 0 && errno == EINTR) continue;
-        if (wrote <= 0) return false;
-        written += static_cast<std::size_t>(wrote);
-    }
-    return true;
-}
-
 // An unlinked file in `folder` holding `bytes`, reopened read-only: no one, this process
 // included, can change what responses are being sent from.
 descriptor unlinked_copy(std::string_view bytes, const std::filesystem::path& folder) {
     if (folder.empty()) return {};
     descriptor writable(::open(folder.c_str(), O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600));
-    if (!writable || !write_all(writable.get(), bytes)) return {};
+    if (!writable || write_all(writable.get(), bytes) != 0) return {};
     const std::string self = "/proc/self/fd/" + std::to_string(writable.get());
     return descriptor(::open(self.c_str(), O_RDONLY | O_CLOEXEC));
 }
 
 descriptor sealed_memory_copy(std::string_view bytes) {
     descriptor file(::memfd_create("wheelhouse-page", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-    if (!file || !write_all(file.get(), bytes)) return {};
+    if (!file || write_all(file.get(), bytes) != 0) return {};
     if (::fcntl(file.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) return {};
     return file;
 }

@@ -49,17 +49,6 @@ transport::outgoing_response busy(const http::request_header<>& request, std::st
     return error_response(request, make_error(error_kind::unavailable, std::move(message)));
 }
 
-// Appends all of `bytes` to the open file `descriptor`.
-bool write_all(int descriptor, std::span<const char> bytes) {
-    while (!bytes.empty()) {
-        const ssize_t written = ::write(descriptor, bytes.data(), bytes.size());
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) return false;
-        bytes = bytes.subspan(static_cast<std::size_t>(written));
-    }
-    return true;
-}
-
 // What the remote host's headers promise, once checked against the catalog.
 struct head_plan {
     bool whole = true;            // the whole file (200), else the range asked for (206)
@@ -218,7 +207,7 @@ result<void> remote_downloads::transfer::on_bytes(relay_progress& progress, std:
                                                     std::to_string(progress.plan.length) + " bytes it announced");
     }
     if (progress.digest) progress.digest->update(std::string_view(bytes.data(), bytes.size()));
-    if (progress.spool && !write_all(progress.spool_file.get(), bytes)) {
+    if (progress.spool && storage::write_all(progress.spool_file.get(), {bytes.data(), bytes.size()}) != 0) {
         spdlog::warn("cache: writing {} failed ({}); serving it without keeping a copy",
                      progress.spool->path().string(), std::strerror(errno));
         (void)progress.spool_file.close();

@@ -32,15 +32,9 @@ result<void> spool_target::append(std::span<const char> bytes, std::optional<std
     }
     sha256_.update(std::string_view(bytes.data(), bytes.size()));
     size_ += bytes.size();
-    while (!bytes.empty()) {
-        const ssize_t written = ::write(file_.get(), bytes.data(), bytes.size());
-        if (written < 0) {
-            if (errno == EINTR) continue;
-            const int code = errno;
-            return make_error(code == ENOSPC ? error_kind::unavailable : error_kind::internal,
-                              std::string("the server cannot store the upload: ") + std::strerror(code));
-        }
-        bytes = bytes.subspan(static_cast<std::size_t>(written));
+    if (const int code = storage::write_all(file_.get(), {bytes.data(), bytes.size()}); code != 0) {
+        return make_error(code == ENOSPC ? error_kind::unavailable : error_kind::internal,
+                          std::string("the server cannot store the upload: ") + std::strerror(code));
     }
     if (early_) early_->put->grew_to(size_);
     return {};
