@@ -264,13 +264,7 @@ result<restore_report> restore_backup(const std::filesystem::path& backup_dir, c
     const auto restore_one = [&](const manifest_entry& entry, unsigned mode) -> result<void> {
         const auto source = backup_dir / entry.path;
         const auto target = root / entry.path;
-        std::error_code failure;
-        std::filesystem::create_directories(target.parent_path(), failure);
-        if (failure) {
-            return make_error(error_kind::internal,
-                              "creating the folder " + target.parent_path().string() + ": " + failure.message());
-        }
-        folders.insert(target.parent_path());
+        if (auto made = make_folder_of(target, folders); !made) return made.error();
         auto copied = storage::copy_file_hashed(source, target, mode);
         if (!copied) {
             if (copied.error().kind == error_kind::not_found)
