@@ -430,10 +430,14 @@ def test_a_burst_past_the_cap_drops_no_request_that_had_arrived(tmp_path, start_
         for thread in burst:
             thread.join()
     # A connection that has sent nothing yet is idle and may give way, as over plain HTTP; if its
-    # ClientHello lands in the microseconds after give_way looked, the client sees a reset before
-    # any answer, which clients retry. Once its hello has arrived, nothing may be lost.
+    # ClientHello lands after give_way looked (give_way peeks the socket first), the client sees a
+    # reset before any answer, which clients retry. Once its hello has arrived, nothing may be lost.
+    # How many are reset so is how long 150 Python threads take between connect() and sending the
+    # hello: none of 1,200 on a quiet box, 0 and 5 beside three busy loops, 62 in a .ci/run whose
+    # end-to-end phase ran 40% slower than usual.
+    # A tenth still catches a give_way that closes connections wholesale (all but ~20 of a burst).
     before_hello = outcomes.pop("reset during the handshake", 0)
-    assert before_hello <= 12, dict(outcomes)
+    assert before_hello <= 120, dict(outcomes)
     assert outcomes == {"HTTP/1.1 200 OK": 1200 - before_hello}, (
         "BUG: at --max-connections, give_way closes TLS connections whose ClientHello or first request "
         "has already arrived (unread in the kernel or in OpenSSL's buffer) as if idle: "
