@@ -42,8 +42,9 @@ struct session_limits {
 
 // How many sessions picked while idle may be giving way at once under a cap of
 // `max_connections` (session_registry::make_room): each may answer one last request, so the
-// connections open are at most the cap and this many more (and lingering ones closing). Two at least, so one that has closed but is not yet
-// gone from the registry never stops the next new connection alone.
+// connections open are at most the cap and this many more (and lingering ones closing). Two
+// at least, so one that has closed but is not yet gone from the registry never stops the next
+// new connection alone.
 constexpr std::size_t most_giving_way(std::size_t max_connections) noexcept {
     return max_connections / 16 > 2 ? max_connections / 16 : 2;
 }

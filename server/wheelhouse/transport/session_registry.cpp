@@ -29,8 +29,9 @@ void session_registry::remove(handle session) {
     if (session->giving_way) {
         --giving_way_;
         if (session->may_answer) --may_answer_;
+    } else {
+        uncount(*session);
     }
-    else uncount(*session);
     list_of(session->now).erase(session);
 }
 
