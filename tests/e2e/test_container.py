@@ -39,7 +39,7 @@ def podman(*args: str, timeout: float = 120, check: bool = True) -> subprocess.C
 
 
 @pytest.fixture(scope="module")
-def image() -> str:
+def image():
     # Asked for, so a podman that cannot do the job fails the run instead of hiding it.
     if shutil.which("podman") is None:
         pytest.fail("podman is not installed; run shared/tools/container-setup.sh")
@@ -48,15 +48,18 @@ def image() -> str:
             pytest.fail(f"no local {base} base image; run shared/tools/container-setup.sh")
     prebuilt = os.environ.get("WHEELHOUSE_IMAGE")
     if prebuilt:
-        return prebuilt
+        yield prebuilt
+        return
     tag = "localhost/wheelhouse:e2e"
-    # --format docker keeps HEALTHCHECK (OCI images have no such field).
-    build = ["build", "--pull=never", "--network", "host", "--format", "docker", "-t", tag]
+    # --format docker keeps HEALTHCHECK (OCI images have no such field). --layers=false keeps no
+    # per-step images: with them, every run left the 2.5 GB build stage behind and filled the disk.
+    build = ["build", "--pull=never", "--network", "host", "--format", "docker", "--layers=false", "-t", tag]
     host_cache = Path(os.environ.get("CCACHE_DIR", Path.home() / ".cache" / "ccache"))
     if host_cache.is_dir():
         build += ["--build-arg", "CCACHE_DIR=/host-ccache", "--volume", f"{host_cache}:/host-ccache"]
     podman(*build, str(REPO_ROOT), timeout=3600)
-    return tag
+    yield tag
+    podman("rmi", "-f", tag, check=False)
 
 
 @pytest.fixture
