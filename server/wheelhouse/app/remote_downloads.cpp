@@ -103,6 +103,8 @@ private:
     result<void> on_head(relay_progress& progress, const remote::fetch_response& head,
                          const storage::blob_store& blobs) const;
     result<void> on_bytes(relay_progress& progress, std::span<const char> bytes) const;
+    // Hashes the bytes and writes them to the copy being kept.
+    void absorb(relay_progress& progress, std::string_view bytes) const;
     // Sends the batch held back so far and holds back the current one in its place.
     result<void> push_batch(relay_progress& progress) const;
     // After the body: checks length and digest, sends the held bytes, keeps the cached copy.
@@ -206,13 +208,6 @@ result<void> remote_downloads::transfer::on_bytes(relay_progress& progress, std:
         return make_error(error_kind::upstream, shown_url() + " sent more than the " +
                                                     std::to_string(progress.plan.length) + " bytes it announced");
     }
-    if (progress.digest) progress.digest->update(std::string_view(bytes.data(), bytes.size()));
-    if (progress.spool && storage::write_all(progress.spool_file.get(), {bytes.data(), bytes.size()}) != 0) {
-        spdlog::warn("cache: writing {} failed ({}); serving it without keeping a copy",
-                     progress.spool->path().string(), std::strerror(errno));
-        (void)progress.spool_file.close();
-        progress.spool.reset();
-    }
     // A batch never grows past its reserved size: growing would copy it into a new allocation.
     if (!progress.batch.empty() && progress.batch.size() + bytes.size() > batch_bytes) {
         if (auto pushed = push_batch(progress); !pushed) return pushed;
@@ -225,6 +220,16 @@ result<void> remote_downloads::transfer::on_bytes(relay_progress& progress, std:
     return push_batch(progress);
 }
 
+void remote_downloads::transfer::absorb(relay_progress& progress, std::string_view bytes) const {
+    if (progress.digest) progress.digest->update(bytes);
+    if (progress.spool && storage::write_all(progress.spool_file.get(), bytes) != 0) {
+        spdlog::warn("cache: writing {} failed ({}); serving it without keeping a copy",
+                     progress.spool->path().string(), std::strerror(errno));
+        (void)progress.spool_file.close();
+        progress.spool.reset();
+    }
+}
+
 result<void> remote_downloads::transfer::push_batch(relay_progress& progress) const {
     progress.last_push = std::chrono::steady_clock::now();
     // push() waits while the client is behind: the remote host is not read meanwhile.
@@ -233,6 +238,7 @@ result<void> remote_downloads::transfer::push_batch(relay_progress& progress) co
     }
     progress.held = std::exchange(progress.batch, body->take_buffer());
     progress.batch.reserve(batch_bytes);
+    absorb(progress, progress.held);
     return {};
 }
 
@@ -269,6 +275,7 @@ void remote_downloads::transfer::finish(relay_progress& progress, const result<r
         }
         return body->fail();
     }
+    absorb(progress, progress.batch);
     if (!whole_and_verified(progress, metrics)) return body->fail();
     const bool delivered = (progress.held.empty() || body->push(std::move(progress.held))) &&
                            (progress.batch.empty() || body->push(std::move(progress.batch)));
