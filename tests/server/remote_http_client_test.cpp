@@ -16,7 +16,6 @@
 
 #include "test_support.hpp"
 #include "wheelhouse/remote/http_client.hpp"
-#include "wheelhouse/remote/tls_context.hpp"
 
 using namespace wheelhouse;
 using wheelhouse::remote::client_settings;
@@ -424,13 +423,4 @@ TEST_CASE("remote client: a cancelled fetch ends at once, even while the host is
     auto again = client.fetch_to(request, [](std::span<const char>) -> result<void> { return {}; });
     REQUIRE_FALSE(again);
     CHECK_THAT(again.error().message, Catch::Contains("was cancelled"));
-}
-
-TEST_CASE("remote client: offers AES-128-GCM first in TLS 1.3, before OpenSSL's default AES-256-GCM", "[remote]") {
-    auto context = remote::make_tls_client_context("");
-    REQUIRE(context);
-    const auto* offered = SSL_CTX_get_ciphers((*context)->native_handle());
-    REQUIRE(sk_SSL_CIPHER_num(offered) >= 3);
-    CHECK(std::string(SSL_CIPHER_get_name(sk_SSL_CIPHER_value(offered, 0))) == "TLS_AES_128_GCM_SHA256");
-    CHECK(std::string(SSL_CIPHER_get_name(sk_SSL_CIPHER_value(offered, 1))) == "TLS_AES_256_GCM_SHA384");
 }

@@ -14,12 +14,6 @@ result<std::unique_ptr<ssl::context>> make_tls_client_context(const std::string&
                          ec);
     if (ec || SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION) != 1)
         return make_error(error_kind::internal, "could not require TLS 1.2 or later in OpenSSL");
-    // AES-128-GCM first, as BoringSSL and Go order it: as safe, and a quarter less work per byte
-    // at both ends than OpenSSL's default first choice, AES-256-GCM. A server that prefers its
-    // own order still gets it.
-    if (SSL_CTX_set_ciphersuites(context->native_handle(),
-                                 "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256") != 1)
-        return make_error(error_kind::internal, "could not set the TLS 1.3 cipher suites in OpenSSL");
     context->set_verify_mode(ssl::verify_peer, ec);
     if (ec) return make_error(error_kind::internal, "could not turn on certificate verification: " + ec.message());
     if (!ca_bundle.empty()) {
