@@ -6,16 +6,18 @@ HTTPS on loopback with a throwaway CA, tests/e2e/upstream_standins.py), fetched 
   the same CA, `proxy_store` keeping the file; it checks no hash), the first time and again;
 - and, as the rate a cached upstream file should match, the same wheel ingested into wheelhouse
   as a local file.
-Each run starts both pull-throughs empty; who goes first alternates. Resident memory and
-CPU-seconds per GiB of each server are sampled meanwhile.
+With --reference, another wheelhouse binary (the previous one) pulls the file through as well.
+Each run starts every pull-through empty; who goes first turns. Resident memory and CPU-seconds
+per GiB of each server are sampled meanwhile.
 
-    /usr/bin/python3 bench/upstream_files.py [--size-mib 1024] [--runs 3] [--work DIR]
+    /usr/bin/python3 bench/upstream_files.py [--size-mib 1024] [--runs 3] [--work DIR] [--reference BIN]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -109,11 +111,36 @@ def measure(pid: int, url: str, storage_pid: int, gib: float, expected: int) -> 
     return {"MiB/s": speed / MiB, "peak RSS MiB": peak, "CPU s/GiB": cpu["server"]}
 
 
+def first_fetch_by(binary: str, standin: NginxUpstreams, storage_pid: int, gib: float, expected: int,
+                   data: pathlib.Path, file_path: str) -> dict:
+    """The first fetch through another wheelhouse binary, on a data folder of its own."""
+    shutil.rmtree(data, ignore_errors=True)
+    ours = os.environ.get("WHEELHOUSE_BIN")
+    os.environ["WHEELHOUSE_BIN"] = binary
+    try:
+        server = ServerProcess(data, *standin.flags()).start()
+    finally:
+        if ours is None:
+            del os.environ["WHEELHOUSE_BIN"]
+        else:
+            os.environ["WHEELHOUSE_BIN"] = ours
+    try:
+        urllib.request.urlopen(server.url + "simple/remote-bench/", timeout=30).read()
+        figures = measure(server.process.pid, server.url + file_path, storage_pid, gib, expected)
+        deadline = time.monotonic() + 120
+        while kept_files(server) < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return figures
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", default="/tmp/wheelhouse-upstream-files-bench")
+    parser.add_argument("--reference", help="another wheelhouse binary, whose first fetch is measured alike")
     arguments = parser.parse_args()
     work = pathlib.Path(arguments.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -160,7 +187,13 @@ def main() -> None:
                     row["nginx first"] = measure(peer.worker_pid, peer.url + "packages/" + wheel.name, storage_pid,
                                                  gib, size)
 
-                for step in ([wheelhouse_first, nginx_first] if run % 2 else [nginx_first, wheelhouse_first]):
+                def reference_first() -> None:
+                    row["reference first"] = first_fetch_by(arguments.reference, standin, storage_pid, gib, size,
+                                                            work / "data-reference", file_path)
+
+                steps = [wheelhouse_first, nginx_first] + ([reference_first] if arguments.reference else [])
+                turn = (run - 1) % len(steps)
+                for step in steps[turn:] + steps[:turn]:
                     step()
                 subprocess.run(["sync"], check=True)  # nginx's stored copy too, before the served-kept runs
                 row["wheelhouse kept"] = measure(pulled.process.pid, pulled.url + file_path, storage_pid, gib, size)
@@ -177,15 +210,19 @@ def main() -> None:
         local.stop()
         standin.stop()
 
-    paths = ["wheelhouse first", "nginx first", "wheelhouse kept", "nginx stored", "wheelhouse local"]
-    print("\n| run | " + " | ".join(paths) + " | first: wheelhouse / nginx | kept / local |")
-    print("| --- |" + " ---: |" * (len(paths) + 2))
+    paths = ["wheelhouse first", "nginx first"] + (["reference first"] if arguments.reference else []) + [
+        "wheelhouse kept", "nginx stored", "wheelhouse local"]
+    ratios = {"first: wheelhouse / nginx": ("wheelhouse first", "nginx first")}
+    if arguments.reference:
+        ratios["first: wheelhouse / reference"] = ("wheelhouse first", "reference first")
+    ratios["kept / local"] = ("wheelhouse kept", "wheelhouse local")
+    print("\n| run | " + " | ".join(paths + list(ratios)) + " |")
+    print("| --- |" + " ---: |" * (len(paths) + len(ratios)))
     for row in rows:
         cells = [f"{row[p]['MiB/s']:.0f} MiB/s, {row[p]['CPU s/GiB']:.2f} CPU-s/GiB, {row[p]['peak RSS MiB']:.0f} MiB"
                  for p in paths]
-        first = row["wheelhouse first"]["MiB/s"] / row["nginx first"]["MiB/s"]
-        kept = row["wheelhouse kept"]["MiB/s"] / row["wheelhouse local"]["MiB/s"]
-        print(f"| {row['run']} | " + " | ".join(cells) + f" | {first:.2f}× | {kept:.2f}× |")
+        cells += [f"{row[a]['MiB/s'] / row[b]['MiB/s']:.2f}×" for a, b in ratios.values()]
+        print(f"| {row['run']} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
