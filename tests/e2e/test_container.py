@@ -5,8 +5,9 @@ to exit 0, and a read-only or unusable data volume stops it with a message.
 tests/run-all.sh turns these on (WHEELHOUSE_CONTAINER_TESTS=1) once it has made podman usable
 without a registry (shared/tools/container-setup.sh beside the clone: local Debian base images);
 once on, a podman that cannot build is a failure, not a skip. The image's compile borrows the
-host's ccache (filled by the release build moments before), so building it costs about what
-installing its packages does. WHEELHOUSE_IMAGE=<tag> tests an image built already.
+host's ccache, but only the image's own earlier builds hit in it (ccache keys by the compiler's
+mtime, and the image's g++ has its own): the first build on a machine compiles everything, about
+20 minutes on two cores beside the other tests. WHEELHOUSE_IMAGE=<tag> tests an image built already.
 """
 
 from __future__ import annotations
