@@ -104,6 +104,15 @@ def kept_files(server: ServerProcess) -> int:
         return json.load(answer)["kept"]["files"]
 
 
+def wait_until_kept(server: ServerProcess) -> None:
+    """The copy is synced after the client's last byte: wait for it before the next measurement,
+    so no other fetch shares the disk with it."""
+    deadline = time.monotonic() + 120
+    while kept_files(server) < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert kept_files(server) == 1, "wheelhouse kept no copy"
+
+
 def measure(pid: int, url: str, storage_pid: int, gib: float, expected: int) -> dict:
     budget = cpu_budget(storage_pid, pid)
     speed, size, peak, cpu = proxied_run(pid, url, rss_mib(pid), budget, gib)
@@ -127,9 +136,7 @@ def first_fetch_by(binary: str, standin: NginxUpstreams, storage_pid: int, gib: 
     try:
         urllib.request.urlopen(server.url + "simple/remote-bench/", timeout=30).read()
         figures = measure(server.process.pid, server.url + file_path, storage_pid, gib, expected)
-        deadline = time.monotonic() + 120
-        while kept_files(server) < 1 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until_kept(server)
         return figures
     finally:
         server.stop()
@@ -176,12 +183,7 @@ def main() -> None:
 
                 def wheelhouse_first() -> None:
                     row["wheelhouse first"] = measure(pulled.process.pid, pulled.url + file_path, storage_pid, gib, size)
-                    # Its copy is synced after the client's last byte: let that end before the
-                    # next measurement, so the peer never shares the disk with it.
-                    deadline = time.monotonic() + 120
-                    while kept_files(pulled) < 1 and time.monotonic() < deadline:
-                        time.sleep(0.1)
-                    assert kept_files(pulled) == 1, "wheelhouse kept no copy"
+                    wait_until_kept(pulled)
 
                 def nginx_first() -> None:
                     row["nginx first"] = measure(peer.worker_pid, peer.url + "packages/" + wheel.name, storage_pid,
