@@ -366,6 +366,14 @@ def test_a_remote_url_with_non_utf8_bytes_is_sent_and_framed_right(remote_with_u
     got[2].decode("utf-8")  # the body, labelled UTF-8, is UTF-8
     assert "max-age=86400" in got[1]["cache-control"]
     assert rest[2] == b""
+    # Each byte past ASCII as %XX, which requests (pip's HTTP library) follows as it is; the raw
+    # bytes it would decode as UTF-8 and fail on the lone 0xFF.
+    assert got[1]["location"] == "https://example.invalid/caf%C3%A9/%FF?x=%C2%A0", got[1]
+    assert headed[1]["location"] == got[1]["location"]
+    import requests
+    answer = requests.models.Response()
+    answer.status_code, answer.headers["Location"] = 302, got[1]["location"]
+    assert requests.Session().get_redirect_target(answer) == got[1]["location"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "wheelhouse/auth/token.hpp"
 #include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/render/html.hpp"
+#include "wheelhouse/text/ascii.hpp"
 #include "wheelhouse/text/hex.hpp"
 #include "wheelhouse/text/quoted.hpp"
 
@@ -34,4 +35,22 @@ TEST_CASE("text/hex: the spellings built on it are unchanged", "[text][hex]") {
     std::string segment;
     render::append_percent_encoded_segment(segment, "a b/\xc3\xa9");
     CHECK(segment == "a%20b%2F%C3%A9");
+}
+
+TEST_CASE("text/hex: a URL's spaces and bytes past ASCII as %XX, every other byte kept", "[text][hex]") {
+    CHECK(text::percent_encode_space_and_non_ascii("https://h/a b/caf\xc3\xa9\xff?x=\xc2\xa0") ==
+          "https://h/a%20b/caf%C3%A9%FF?x=%C2%A0");
+    CHECK(text::percent_encode_space_and_non_ascii(" edge ") == "%20edge%20");
+    std::string printable;
+    for (char c = '!'; c <= '~'; ++c) printable.push_back(c);
+    CHECK(text::percent_encode_space_and_non_ascii(printable) == printable);
+    CHECK(text::percent_encode_space_and_non_ascii("").empty());
+    // Only the space and the 128 bytes past ASCII grow; '%' stays, as a URL's escapes are already
+    // escapes.
+    std::string every;
+    for (unsigned byte = 0x20; byte < 256; ++byte) every.push_back(static_cast<char>(byte));
+    const auto encoded = text::percent_encode_space_and_non_ascii(every);
+    CHECK(encoded.size() == every.size() + 2 * (1 + 128));
+    CHECK(encoded.substr(0, 7) == "%20!\"#$");
+    CHECK(encoded.substr(encoded.size() - 6) == "%FE%FF");
 }

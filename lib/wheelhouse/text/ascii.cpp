@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "wheelhouse/text/hex.hpp"
 #include "wheelhouse/text/swar.hpp"
 
 namespace wheelhouse::text {
@@ -58,6 +59,21 @@ byte_kinds kinds_of_bytes(std::string_view text) noexcept {
         high |= word & swar::highs;
     }
     return {.control = control_words != 0, .non_ascii = high != 0};
+}
+
+std::string percent_encode_space_and_non_ascii(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + text.size() / 2);
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte > ' ' && byte < 0x80) {
+            out.push_back(c);
+            continue;
+        }
+        out.push_back('%');
+        append_hex(out, byte, hex_case::upper);
+    }
+    return out;
 }
 
 }  // namespace wheelhouse::text

@@ -38,4 +38,9 @@ struct byte_kinds {
 };
 byte_kinds kinds_of_bytes(std::string_view text) noexcept;
 
+// `text` with every space and every byte past ASCII written as %XX (RFC 3986 §2.1): a URI cannot
+// carry them, a header trims a space at its edges, and a client decodes raw bytes as it guesses
+// (requests fails on bytes that are not UTF-8). Every byte survives, so the URL means the same.
+std::string percent_encode_space_and_non_ascii(std::string_view text);
+
 }  // namespace wheelhouse::text

@@ -4,7 +4,6 @@
 #include <charconv>
 
 #include "wheelhouse/text/ascii.hpp"
-#include "wheelhouse/text/utf8.hpp"
 #include "wheelhouse/transport/responses.hpp"
 
 namespace wheelhouse::app {
@@ -99,9 +98,9 @@ http::response<http::empty_body> download_answer::head(bool partial) const {
 
 transport::outgoing_response redirect_download(const http::request_header<>& request, const std::string& url,
                                                bool private_index, std::chrono::seconds max_age) {
-    // Written into the head as it is: a control character would end the field (or the head).
-    // One pass over the URL tells that and whether it is plain ASCII (a presigned URL always
-    // is), which the body may then echo without a UTF-8 repair.
+    // A control character would end the field (or the head). One pass over the URL tells that
+    // and whether it is plain ASCII, as a registered or presigned URL always is; a hand-edited
+    // catalog's spaces and bytes past ASCII are percent-encoded, as a URI carries them.
     const auto kinds = text::kinds_of_bytes(url);
     if (kinds.control) {
         return transport::make_text_response(request, http::status::internal_server_error,
@@ -112,16 +111,18 @@ transport::outgoing_response redirect_download(const http::request_header<>& req
     char* end = std::to_chars(cache_control + 8, cache_control + 24, max_age.count()).ptr;
     const std::string_view standing = private_index ? ", private" : ", public";
     end = std::copy(standing.begin(), standing.end(), end);
+    const bool plain = !kinds.non_ascii && url.find(' ') == std::string::npos;
+    const std::string encoded = plain ? std::string() : text::percent_encode_space_and_non_ascii(url);
+    const std::string_view location = plain ? std::string_view(url) : std::string_view(encoded);
     const transport::header_field fields[] = {{http::field::content_type, "text/plain; charset=utf-8"},
-                                              {http::field::location, url},
+                                              {http::field::location, location},
                                               {http::field::cache_control, std::string_view(cache_control, end)}};
     // Past Beast's serializer, as a cached page: the redirect to a bucket is as hot a path.
     constexpr std::string_view lead = "302 Found: the file is at ";
     std::string text;
-    text.reserve(lead.size() + url.size() + 1);
+    text.reserve(lead.size() + location.size() + 1);
     text.append(lead);
-    if (kinds.non_ascii) text.append(text::replace_invalid_utf8(url));
-    else text.append(url);
+    text.append(location);
     text.push_back('\n');
     return transport::make_prepared_response(request, http::status::found, fields,
                                              std::make_shared<const std::string>(std::move(text)));
