@@ -14,7 +14,10 @@ as static files for nginx. These servers are started once each, side by side:
 
 plus, with --reference-binary, that binary's FILE and - modes (the build before a change). Each
 round runs wrk against every server in turn, the order rotated from round to round; the table shows
-each server's median round. Both servers log the same facts per line (time, peer, method and target,
+each server's median round, and a second table each comparison round by round (the two servers of a
+pair ran seconds apart, so their ratio does not carry the box's drift from one minute to the next).
+`--servers` picks a subset, e.g. `--servers "nginx off,wheelhouse off" --rounds 30 --duration 3`
+for many short alternations of one pair. Both servers log the same facts per line (time, peer, method and target,
 status, bytes, duration).
 
 Lines against requests: after the load every wheelhouse is scraped until /metrics has counted every
@@ -35,6 +38,7 @@ import json
 import os
 import pathlib
 import re
+import resource
 import shutil
 import sys
 import tempfile
@@ -115,9 +119,37 @@ def start_nginx(name: str, mode: str, args, site: dict, scratch: pathlib.Path) -
     return Server(name, "nginx", process, own_site["port"], log)
 
 
+def box_counters() -> dict[str, int]:
+    """The whole box's CPU time by kind (/proc/stat, in ticks) and the TCP segments it has sent."""
+    fields = open("/proc/stat").readline().split()[1:]
+    kinds = dict(zip(("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"), map(int, fields)))
+    tcp = [line.split() for line in open("/proc/net/snmp") if line.startswith("Tcp:")]
+    kinds["tcp_out_segments"] = int(dict(zip(tcp[0][1:], tcp[1][1:]))["OutSegs"])
+    return kinds
+
+
+def box_share(before: dict[str, int], after: dict[str, int], requests: int) -> dict:
+    """Where the box's time went during a run, in microseconds a request (every process: the
+    server, wrk and the kernel's network work on loopback), and the segments a request sent. The
+    split shows whether a slow round did more work a request or did the same work slower."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    per_request = {kind: (after[kind] - before[kind]) / ticks * 1e6 / max(requests, 1)
+                   for kind in ("user", "system", "softirq", "idle", "steal")}
+    per_request["tcp_segments"] = (after["tcp_out_segments"] - before["tcp_out_segments"]) / max(requests, 1)
+    return per_request
+
+
 def measure(server: Server, args, script: pathlib.Path, duration: int) -> dict:
     cpu_before = server.process.cpu()
+    box_before = box_counters()
+    wrk_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run = pages.run_wrk(f"http://127.0.0.1:{server.port}/", pages.PIP_ACCEPT, args, duration, script)
+    wrk_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run["box_per_request"] = box_share(box_before, box_counters(), run.get("requests", 0))
+    # wrk does the same work for every request of every server: its CPU a request is this
+    # moment's speed of the box, the yardstick a slow round is read against.
+    run["box_per_request"]["wrk_cpu"] = ((wrk_after.ru_utime - wrk_before.ru_utime) +
+                                         (wrk_after.ru_stime - wrk_before.ru_stime)) * 1e6 / max(run.get("requests", 0), 1)
     cpu_after = server.process.cpu()
     run["cpu_seconds"] = (cpu_after[0] - cpu_before[0]) + (cpu_after[1] - cpu_before[1])
     run["requests_per_cpu_second"] = run.get("requests", 0) / max(run["cpu_seconds"], 1e-9)
@@ -145,9 +177,21 @@ def account_lines(server: Server) -> dict:
     return found
 
 
+def cpu_against_wrk(run: dict) -> float:
+    """The server's CPU a request over wrk's: the box's speed moves both alike, so this ratio
+    holds still between rounds where req/s moves by a quarter."""
+    return (1e6 / max(run["requests_per_cpu_second"], 1e-9)) / max(run["box_per_request"]["wrk_cpu"], 1e-9)
+
+
+def median_of(values: list[float]) -> float:
+    ordered = sorted(values)
+    return (ordered[(len(ordered) - 1) // 2] + ordered[len(ordered) // 2]) / 2
+
+
 def row(name: str, runs: list[dict]) -> dict:
     median = pages.median_run(runs)
     return {"server": name, "requests_per_second": median["requests_per_second"],
+            "cpu_against_wrk": median_of([cpu_against_wrk(run) for run in runs]),
             "latency_p99_us": median["latency_p99_us"], "requests_per_cpu_second": median["requests_per_cpu_second"],
             "all_rounds": [run["requests_per_second"] for run in runs]}
 
@@ -161,14 +205,39 @@ RATIOS = [  # (wheelhouse, nginx): the comparisons issue 15 asks for
     ("wheelhouse stdout", "nginx off"),
     ("reference file", "nginx file"),
     ("reference stdout", "nginx off"),
+    ("wheelhouse off", "reference off"),
+    ("wheelhouse file", "reference file"),
+    ("wheelhouse stdout", "reference stdout"),
 ]
 
 
-def tables(rows: dict[str, dict], lines: list[dict]) -> str:
-    out = ["| server | req/s (median) | p99 | req/CPU-s | req/s each round |", "| --- | ---: | ---: | ---: | --- |"]
+def paired_ratios(runs: dict[str, list[dict]]) -> list[str]:
+    """Each comparison round by round: both servers of a pair ran within seconds of each other, so
+    their ratio is free of the drift in this box's speed that moves whole rounds by a quarter."""
+    out = ["| comparison, round by round | req/s ratio: median (min-max) | rounds at >= 1.0 | "
+           "req/CPU-s ratio: median | CPU a request against wrk's, theirs / ours: median | "
+           "p99 ratio (theirs / ours): median |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    median = median_of
+    for ours, theirs in RATIOS:
+        if ours not in runs or theirs not in runs:
+            continue
+        pairs = list(zip(runs[ours], runs[theirs]))
+        rate = [a["requests_per_second"] / b["requests_per_second"] for a, b in pairs]
+        per_cpu = [a["requests_per_cpu_second"] / b["requests_per_cpu_second"] for a, b in pairs]
+        p99 = [b["latency_p99_us"] / a["latency_p99_us"] for a, b in pairs]
+        steady = [cpu_against_wrk(b) / cpu_against_wrk(a) for a, b in pairs]
+        out.append(f"| {ours} / {theirs} | {median(rate):.2f} ({min(rate):.2f}-{max(rate):.2f}) | "
+                   f"{sum(value >= 1.0 for value in rate)} of {len(rate)} | {median(per_cpu):.2f} | {median(steady):.3f} | "
+                   f"{median(p99):.2f} |")
+    return out
+
+
+def tables(rows: dict[str, dict], lines: list[dict], runs: dict[str, list[dict]]) -> str:
+    out = ["| server | req/s (median) | p99 | req/CPU-s | CPU a request ÷ wrk's (median) | req/s each round |",
+           "| --- | ---: | ---: | ---: | ---: | --- |"]
     for name, figures in rows.items():
         out.append(f"| {name} | {figures['requests_per_second']:,.0f} | {pages.format_us(figures['latency_p99_us'])} | "
-                   f"{figures['requests_per_cpu_second']:,.0f} | "
+                   f"{figures['requests_per_cpu_second']:,.0f} | {figures['cpu_against_wrk']:.3f} | "
                    f"{', '.join(f'{value:,.0f}' for value in figures['all_rounds'])} |")
     out += ["", "| comparison | req/s ratio | req/CPU-s ratio |", "| --- | ---: | ---: |"]
     for ours, theirs in RATIOS:
@@ -176,6 +245,7 @@ def tables(rows: dict[str, dict], lines: list[dict]) -> str:
             out.append(f"| {ours} / {theirs} | "
                        f"{rows[ours]['requests_per_second'] / rows[theirs]['requests_per_second']:.2f} | "
                        f"{rows[ours]['requests_per_cpu_second'] / rows[theirs]['requests_per_cpu_second']:.2f} |")
+    out += [""] + paired_ratios(runs)
     out += ["", "| log | lines | requests /metrics counted | missing lines | requests wrk counted | "
                 "malformed lines | lost (/metrics) | waits for the writer |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -188,16 +258,25 @@ def tables(rows: dict[str, dict], lines: list[dict]) -> str:
     return "\n".join(out)
 
 
+SERVER_MODES = {  # name: (kind, mode)
+    "nginx off": ("nginx", "off"), "nginx file": ("nginx", "file"), "nginx file buffered": ("nginx", "buffered"),
+    "wheelhouse off": ("wheelhouse", "off"), "wheelhouse file": ("wheelhouse", "file"),
+    "wheelhouse stdout": ("wheelhouse", "stdout"),
+    "reference off": ("reference", "off"), "reference file": ("reference", "file"),
+    "reference stdout": ("reference", "stdout"),
+}
+DEFAULT_SERVERS = "nginx off,nginx file,nginx file buffered,wheelhouse off,wheelhouse file,wheelhouse stdout"
+
+
 def start_servers(args, data: pathlib.Path, site: dict, scratch: pathlib.Path) -> dict[str, Server]:
     servers = {}
-    for mode, name in (("off", "nginx off"), ("file", "nginx file"), ("buffered", "nginx file buffered")):
-        servers[name] = start_nginx(name, mode, args, site, scratch)
-    for mode in ("off", "file", "stdout"):
-        servers[f"wheelhouse {mode}"] = start_wheelhouse(args.binary, f"wheelhouse {mode}", mode, args, data, scratch)
-    if args.reference_binary:
-        for mode in ("file", "stdout"):
-            servers[f"reference {mode}"] = start_wheelhouse(args.reference_binary, f"reference {mode}", mode, args,
-                                                            data, scratch)
+    for name in args.servers:
+        kind, mode = SERVER_MODES[name]
+        if kind == "nginx":
+            servers[name] = start_nginx(name, mode, args, site, scratch)
+        else:
+            binary = args.binary if kind == "wheelhouse" else args.reference_binary
+            servers[name] = start_wheelhouse(binary, name, mode, args, data, scratch)
     return servers
 
 
@@ -239,11 +318,12 @@ def benchmark(args: argparse.Namespace) -> dict:
                 servers[name].runs.append(run)
                 print(f"  round {round_number + 1}  {name:<22} {run['requests_per_second']:>9,.0f} req/s  "
                       f"p99 {pages.format_us(run['latency_p99_us']):>9}  {run['requests_per_cpu_second']:>8,.0f} "
-                      f"req/CPU-s", flush=True)
+                      f"req/CPU-s  box us/request: " + " ".join(
+                          f"{kind} {value:.2f}" for kind, value in run["box_per_request"].items()), flush=True)
         rows = {name: row(name, server.runs) for name, server in servers.items()}
         lines = [account_lines(server) for server in servers.values() if server.log]
-        report.update(rows=rows, lines=lines, runs={name: server.runs for name, server in servers.items()},
-                      table=tables(rows, lines))
+        runs = {name: server.runs for name, server in servers.items()}
+        report.update(rows=rows, lines=lines, runs=runs, table=tables(rows, lines, runs))
         report["setup"]["load_average_after"] = pages.load_average()
     finally:
         for server in servers.values():
@@ -277,7 +357,18 @@ def main() -> None:
     parser.add_argument("--results-dir", type=pathlib.Path, default=BENCH_DIR / "results")
     parser.add_argument("--reuse-data", action="store_true", help="reuse the ingested data folder of an earlier run")
     parser.add_argument("--keep", action="store_true", help="keep the logs, nginx prefixes and pages")
+    parser.add_argument("--servers", default=DEFAULT_SERVERS,
+                        help="comma-separated, from: " + ", ".join(SERVER_MODES) + " (default: the six without a "
+                             "reference; --reference-binary adds its file and stdout modes)")
     args = parser.parse_args()
+    args.servers = [name.strip() for name in args.servers.split(",") if name.strip()]
+    if args.reference_binary and args.servers == DEFAULT_SERVERS.split(","):
+        args.servers += ["reference file", "reference stdout"]
+    unknown = [name for name in args.servers if name not in SERVER_MODES]
+    if unknown:
+        parser.error(f"unknown --servers {unknown}; choose from {', '.join(SERVER_MODES)}")
+    if any(name.startswith("reference") for name in args.servers) and not args.reference_binary:
+        parser.error("a reference server needs --reference-binary")
     for binary in filter(None, (args.binary, args.reference_binary)):
         if not binary.exists():
             parser.error(f"{binary} does not exist")
