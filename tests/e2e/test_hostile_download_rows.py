@@ -8,7 +8,8 @@
   must agree: a token limited to one project on a private index reaches its own files only, a
   name that parses as nothing is refused to it (fails closed), names that differ only in case
   are no row, and yanks, quarantines and deletions are seen at once despite the lookup cache;
-* pages of 64 KiB or more sent by sendfile(2) from a sealed memory file: a client that stops
+* pages of 64 KiB or more (the copy's threshold is 8 KiB since 2026-11-30) sent by sendfile(2)
+  from a sealed memory file: a client that stops
   reading halfway, many slow readers at once, HEAD and pipelining, a page that changes while a
   slow reader is mid-page, Range, TLS; and the descriptors those memory files hold.
 """
@@ -39,7 +40,7 @@ from wheelbuilder import build_wheel
 OWN, OTHER = "gamma-proj", "beta-proj"
 BIG = "big-project"
 JSON_PAGE = "application/vnd.pypi.simple.v1+json"
-LARGE = 64 * 1024  # storage::page_file_threshold
+LARGE = 64 * 1024  # past storage::page_file_threshold (8 KiB; 64 KiB when these tests were written)
 
 
 # ---- helpers ----

@@ -60,11 +60,11 @@ TEST_CASE("page file: in a folder, an unlinked file opened read-only, nothing le
     CHECK(::pwrite(instead->get(), "x", 1, 0) < 0);
 }
 
-TEST_CASE("page file: at most most_page_files open at once, of either kind, a place freed when one closes",
+TEST_CASE("page file: at most most_page_files() open at once, of either kind, a place freed when one closes",
           "[storage][page_file]") {
     testing::temp_dir folder;
     std::vector<std::shared_ptr<storage::descriptor>> open;
-    for (std::size_t i = 0; i < storage::most_page_files; ++i) {
+    for (std::size_t i = 0; i < storage::most_page_files(); ++i) {
         open.push_back(i % 2 == 0 ? storage::page_file("page") : storage::page_file("page", folder.path()));
         REQUIRE(open.back());
     }

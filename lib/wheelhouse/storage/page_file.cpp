@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -12,10 +14,11 @@ namespace {
 
 std::atomic<std::size_t> open_page_files{0};
 
-// A place among the most_page_files, given back when the file it held closes.
+// A place among the most_page_files(), given back when the file it held closes.
 bool take_place() noexcept {
+    const auto most = most_page_files();
     auto open = open_page_files.load(std::memory_order_relaxed);
-    while (open < most_page_files) {
+    while (open < most) {
         if (open_page_files.compare_exchange_weak(open, open + 1, std::memory_order_relaxed)) return true;
     }
     return false;
@@ -40,7 +43,21 @@ descriptor sealed_memory_copy(std::string_view bytes) {
     return file;
 }
 
+std::size_t page_files_for_this_process() noexcept {
+    constexpr std::size_t fewest = 64;
+    constexpr std::size_t most = 4096;
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return fewest;
+    if (limit.rlim_cur == RLIM_INFINITY) return most;
+    return std::clamp<std::size_t>(static_cast<std::size_t>(limit.rlim_cur) / 16, fewest, most);
+}
+
 }  // namespace
+
+std::size_t most_page_files() noexcept {
+    static const std::size_t budget = page_files_for_this_process();
+    return budget;
+}
 
 std::shared_ptr<descriptor> page_file(std::string_view bytes, const std::filesystem::path& folder) {
     if (!take_place()) return nullptr;

@@ -16,7 +16,7 @@ std::size_t default_max_connections(unsigned io_threads) {
     // and shared-memory files), about as many ingest workers with a zip and a blob each, and the
     // large pages' copies (storage/page_file.hpp).
     const std::size_t reserved =
-        64 + 8 * static_cast<std::size_t>(std::max(1u, io_threads)) + storage::most_page_files;
+        64 + 8 * static_cast<std::size_t>(std::max(1u, io_threads)) + storage::most_page_files();
     // Two a connection: its socket, and a spool file, a blob or a remote fetch at most; and as
     // many for those past the cap that may be giving way (most_giving_way: a sixteenth, or 2).
     const std::size_t open_at_most = descriptors > reserved ? (descriptors - reserved) / 2 : 1;
