@@ -641,7 +641,10 @@ def test_concurrent_renders_of_many_variant_pages_never_pass_the_cap(big_data, s
     """Eight threads ask at once for 200 distinct variant pages (both formats) of a server with
     four I/O threads: renders race for the places (a compare-and-swap in page_file.cpp), a
     sixteenth of the descriptor limit. Every page must be whole, and the copies open never more
-    than the cap whenever looked at; under the larger limit more than 64 are open."""
+    than the cap whenever looked at, but for the one each I/O thread may be writing (an
+    O_TMPFILE copy is written through one descriptor and reopened read-only through /proc before
+    the first is closed: two for one place, for that moment); at the end no more than the cap;
+    under the larger limit more than 64 are open."""
     import threading
     from concurrent.futures import ThreadPoolExecutor
     data, _ = big_data
@@ -663,7 +666,8 @@ def test_concurrent_renders_of_many_variant_pages_never_pass_the_cap(big_data, s
         stop.set()
         watcher.join()
     assert all(body == reference[accept] for body, (_, accept) in zip(bodies, jobs))
-    assert 0 < most[0] <= cap, most[0]
+    io_threads = 4
+    assert 0 < most[0] <= cap + io_threads, most[0]
     assert len(copies(server)) <= cap
     if cap > 64:
         assert most[0] > 64, most[0]
