@@ -2,7 +2,7 @@
 
 * a cached page of 8 KiB or more (64 KiB until 2026-11-30) is sent by sendfile(2) from a
   read-only copy: an unlinked O_TMPFILE file in DATA/tmp/ reopened read-only, a sealed memfd when
-  that fails, memory past the cap of copies, a sixteenth of the descriptor limit from 64 to 4096
+  that fails, memory past the cap of copies, a sixteenth of the descriptor limit from 8 to 4096
   (storage/page_file.cpp). DATA/tmp/ missing, a file, a FIFO or a symlink while serving
   (or a symlink at start); a write that fails (RLIMIT_FSIZE, SIGXFSZ ignored: the nearest thing
   to a full disk without root), and the same limit with SIGXFSZ at its default, which killed the
@@ -284,7 +284,7 @@ def test_a_reader_stalled_mid_page_keeps_its_copy_open_and_gives_it_back(big_dat
 # ---- many large pages at once ----
 
 def descriptor_limit(limit: int):
-    """For preexec_fn: the server's descriptor limit, of which a sixteenth (64 to 4096) is its
+    """For preexec_fn: the server's descriptor limit, of which a sixteenth (8 to 4096) is its
     cap on page copies, storage::most_page_files()."""
     return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
 

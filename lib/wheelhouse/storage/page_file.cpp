@@ -44,7 +44,9 @@ descriptor sealed_memory_copy(std::string_view bytes) {
 }
 
 std::size_t page_files_for_this_process() noexcept {
-    constexpr std::size_t fewest = 64;
+    // A copy only saves work (memory is its fallback), so it never takes a connection's
+    // descriptor: under a small limit it gets a sixteenth, not a floor that could pass the limit.
+    constexpr std::size_t fewest = 8;
     constexpr std::size_t most = 4096;
     rlimit limit{};
     if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return fewest;

@@ -27,8 +27,9 @@ inline constexpr std::size_t page_file_threshold = 8 * 1024;
 
 // At most this many page files are open at once, whoever asked: anyone may name a new variant
 // page, and each would otherwise hold a descriptor that downloads and connections need. A
-// sixteenth of the process's descriptor limit when first asked, from 64 to 4096; the server
-// reserves them among its descriptors (transport::default_max_connections).
+// sixteenth of the process's descriptor limit when first asked, from 8 to 4096 (64 under the
+// usual soft limit of 1024); the server reserves them among its descriptors
+// (transport::default_max_connections).
 std::size_t most_page_files() noexcept;
 
 // A read-only file holding `bytes`, unlinked in `folder` (or a sealed memory file), its
