@@ -134,7 +134,7 @@ def test_a_reserved_name_is_owned_before_its_first_upload(one_url, project):
 
 
 def test_upstream_pages_keep_what_pip_reads(one_url):
-    server, _, _ = one_url
+    server, upstreams, _ = one_url
     status, headers, body = get(server.url + "simple/tinyup/")
     assert status == 200 and headers["Content-Type"] == JSON_ACCEPT
     page = json.loads(body)
@@ -143,8 +143,11 @@ def test_upstream_pages_keep_what_pip_reads(one_url):
     assert newest["requires-python"] == ">=3"
     assert newest["url"].startswith("/files/" + newest["hashes"]["sha256"] + "/")
     assert newest["core-metadata"] and newest["upload-time"] == "2025-07-01T12:00:00.123456Z"
+    # PEP 740: upstream's attestations of the same bytes, where upstream serves them
+    assert newest["provenance"] == f"https://127.0.0.1:{upstreams.ports['pypi']}/integrity/" + newest["filename"] + "/provenance"
     status, _, html = get(server.url + VARIANT_INDEX + "torchy/", HTML_ACCEPT)
     assert status == 200 and b"torchy-2.8-py3-none-any.whl" in html and b"99.0" not in html
+    assert f'data-provenance="https://127.0.0.1:{upstreams.ports["pytorch"]}/integrity/torchy-2.8-py3-none-any.whl/provenance"'.encode() in html
     status, _, html = get(server.url + "simple/torchy/", HTML_ACCEPT)  # the route is the cu128 indexes'
     assert status == 200 and b"torchy-99.0-py3-none-any.whl" in html and b"2.8" not in html
 

@@ -67,7 +67,8 @@ class IndexTree:
         target.write_bytes(data)
         entry = {"filename": path.name, "url": f"/packages/{urllib.parse.quote(path.name)}",
                  "sha256": listed_sha256 or sha256_of(data), "size": len(data),
-                 "requires_python": requires_python, "yanked": yanked, "metadata_sha256": None}
+                 "requires_python": requires_python, "yanked": yanked, "metadata_sha256": None,
+                 "provenance": f"/integrity/{urllib.parse.quote(path.name)}/provenance"}
         if metadata and path.name.endswith(".whl"):
             meta = read_metadata(path)
             (self.root / "packages" / (path.name + ".metadata")).write_bytes(meta)
@@ -95,7 +96,7 @@ class IndexTree:
         for f in files:
             entry = {"filename": f["filename"], "url": f["url"], "hashes": {"sha256": f["sha256"]},
                      "requires-python": f["requires_python"], "size": f["size"],
-                     "upload-time": "2025-07-01T12:00:00.123456Z",
+                     "upload-time": "2025-07-01T12:00:00.123456Z", "provenance": f["provenance"],
                      "yanked": f["yanked"] if f["yanked"] is not None else False,
                      "core-metadata": {"sha256": f["metadata_sha256"]} if f["metadata_sha256"] else False,
                      "data-dist-info-metadata": {"sha256": f["metadata_sha256"]} if f["metadata_sha256"] else False}
@@ -115,6 +116,7 @@ class IndexTree:
                 attributes += f' data-requires-python="{html.escape(f["requires_python"])}"'
             if f["yanked"] is not None and f["yanked"] is not False:
                 attributes += f' data-yanked="{html.escape("" if f["yanked"] is True else f["yanked"])}"'
+            attributes += f' data-provenance="{html.escape(f["provenance"])}"'
             if f["metadata_sha256"]:
                 attributes += (f' data-dist-info-metadata="sha256={f["metadata_sha256"]}"'
                                f' data-core-metadata="sha256={f["metadata_sha256"]}"')

@@ -31,6 +31,7 @@ project_page torch_page() {
     linux.requires_python = ">=3.9.0";
     linux.metadata_sha256 = std::string(64, 'b');
     linux.upload_time = "2025-08-06T12:00:00.123456Z";
+    linux.provenance = "https://pypi.example/integrity/torch/2.8.0/" + linux.filename + "/provenance";
     auto windows = file("torch-2.7.1+cu128-cp312-cp312-win_amd64.whl", 'c', 2'500'000'000);
     windows.yanked_reason = "<script>alert(1)</script>";
     page.files = {linux, windows};
@@ -49,6 +50,7 @@ void same_files(const project_page& read, const project_page& written, bool size
         CHECK(a.requires_python == b.requires_python);
         CHECK(a.yanked_reason == b.yanked_reason);
         CHECK(a.metadata_sha256 == b.metadata_sha256);
+        CHECK(a.provenance == b.provenance);
         if (sizes) {
             CHECK(a.size == b.size);
             CHECK(a.upload_time == b.upload_time);

@@ -266,3 +266,41 @@ TEST_CASE("upstream page: Content-Type decides the reader", "[upstream]") {
     CHECK_FALSE(format_of_content_type("application/vnd.pypi.simple.latest+json"));
     CHECK_FALSE(format_of_content_type(""));
 }
+
+TEST_CASE("upstream page: PEP 740 provenance URLs pass through, resolved; what is no http(s) URL is dropped",
+          "[upstream][hostile]") {
+    // A file of six with `provenance` as the JSON value given.
+    const auto entry = [](std::string_view version, std::string_view provenance) {
+        const auto name = "six-" + std::string(version) + "-py3-none-any.whl";
+        return R"({"filename":")" + name + R"(","url":"https://files.example/)" + name + R"(","hashes":{"sha256":")" +
+               sha_a + R"("},"provenance":)" + std::string(provenance) + "}";
+    };
+    const auto page_of = [](const std::vector<std::string>& files) {
+        std::string listed;
+        for (const auto& each : files) listed += (listed.empty() ? "" : ",") + each;
+        return R"({"meta":{"api-version":"1.3"},"name":"six","files":[)" + listed + "]}";
+    };
+    const auto page = parsed(page_of({entry("1.0", R"("https://pypi.org/integrity/six/1.0/p")"), entry("1.1", "null"),
+                                      entry("1.2", R"x("javascript:alert(1)")x"), entry("1.3", R"("../integrity/six/1.3/p")"),
+                                      entry("1.4", "\"https://h/" + std::string(max_url_length, 'x') + "\""),
+                                      entry("1.5", R"("")")}),
+                             json_source());
+    REQUIRE(page.files.size() == 6);  // a provenance the index cannot pass on never costs the file
+    CHECK(page.files[0].provenance == "https://pypi.org/integrity/six/1.0/p");
+    CHECK_FALSE(page.files[1].provenance);
+    CHECK_FALSE(page.files[2].provenance);
+    CHECK(page.files[3].provenance == "https://pypi.org/simple/integrity/six/1.3/p");
+    CHECK_FALSE(page.files[4].provenance);
+    CHECK_FALSE(page.files[5].provenance);
+    CHECK_THAT(refusal(page_of({entry("1.0", "true")}), json_source()),
+               Catch::Contains("provenance is neither a URL nor null"));
+
+    const auto wheel = [](std::string_view version) { return "torch-" + std::string(version) + "-cp312-none-any.whl"; };
+    const auto links = anchor(wheel("2.8.0") + "#sha256=" + sha_a, wheel("2.8.0"),
+                              " data-provenance=\"/integrity/torch/2.8.0/p?a=1&amp;b=2\"") +
+                       anchor(wheel("2.7.0") + "#sha256=" + sha_b, wheel("2.7.0"), " data-provenance=\"file:///etc/passwd\"");
+    const auto html = parsed(html_page(links), html_source());
+    REQUIRE(html.files.size() == 2);
+    CHECK(html.files[0].provenance == "https://download.pytorch.org/integrity/torch/2.8.0/p?a=1&b=2");
+    CHECK_FALSE(html.files[1].provenance);
+}

@@ -24,6 +24,7 @@ file_link link_of(const upstream::upstream_file& file, const upstream_links& lin
     if (file.metadata_sha256) link.metadata_sha256 = *file.metadata_sha256;
     link.size = file.size;
     link.upload_time = file.upload_time;
+    link.provenance = file.provenance.value_or("");
     return link;
 }
 

@@ -289,6 +289,8 @@ std::optional<listed_link> link_of(const raw_link& raw, page_builder& built) {
             out.requires_python = std::move(*value);
         } else if (each.name == "data-yanked") {
             out.yanked_reason = std::move(*value);
+        } else if (each.name == "data-provenance") {
+            link.provenance_reference = std::move(*value);
         } else if (each.name == "data-core-metadata" || (each.name == "data-dist-info-metadata" && !out.metadata_sha256)) {
             auto digest = sha256_named_in(*value);
             out.metadata_sha256 = digest.empty() ? std::nullopt : std::optional<std::string>(std::move(digest));

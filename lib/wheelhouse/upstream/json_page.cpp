@@ -84,6 +84,10 @@ result<listed_link> read_file(const json::value& value) {
     auto upload_time = optional_string(file, "upload-time", "a file");
     if (!upload_time) return upload_time.error();
     out.upload_time = std::move(*upload_time);
+    if (const auto* provenance = file.if_contains("provenance")) {  // PEP 740: a URL or null
+        if (provenance->is_string()) link.provenance_reference = std::string(view(provenance->get_string()));
+        else if (!provenance->is_null()) return invalid("a file's provenance is neither a URL nor null");
+    }
     return link;
 }
 

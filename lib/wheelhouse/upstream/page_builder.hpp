@@ -2,6 +2,7 @@
 // What the JSON and HTML readers share (project_page.cpp): a link as a page gives it becomes an
 // upstream_file, or is left out with the reason, or refuses the page. Internal to upstream/.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -17,6 +18,7 @@ namespace wheelhouse::upstream::detail {
 struct listed_link {
     std::string reference;
     std::string sha256;
+    std::string provenance_reference;  // PEP 740's provenance URL as written; "" when none
     upstream_file attributes;  // filename, url and sha256 are set by the builder
     std::string link_text;     // the page's name for the file (HTML: the link's text; JSON: filename)
     bool check_text = false;   // it must be the filename pip reads from the URL
@@ -37,6 +39,10 @@ public:
     project_page finish() &&;
 
 private:
+    // `reference` resolved against the base, when it is an http(s) URL with a host of at most
+    // max_url_length bytes as written.
+    std::optional<boost::urls::url> http_url(std::string_view reference) const;
+
     page_source source_;
     boost::urls::url base_;
     project_page page_;

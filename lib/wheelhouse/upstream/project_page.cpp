@@ -187,6 +187,15 @@ result<void> page_builder::set_base(std::string_view reference) {
     return {};
 }
 
+std::optional<boost::urls::url> page_builder::http_url(std::string_view reference) const {
+    if (reference.empty() || reference.size() > max_url_length) return std::nullopt;
+    const auto parsed = boost::urls::parse_uri_reference(reference);
+    auto resolved = parsed ? resolve_as_written(base_, *parsed) : std::nullopt;
+    if (!resolved || !is_http_scheme(resolved->scheme()) || resolved->host_address().empty()) return std::nullopt;
+    resolved->set_scheme(text::to_lower(resolved->scheme()));  // "HTTPS:" is https (RFC 3986 §6.2.2.1); clients compare as written
+    return resolved;
+}
+
 void page_builder::leave_out(std::string why) {
     if (page_.left_out++ == 0) page_.first_left_out = std::move(why);
 }
@@ -198,14 +207,12 @@ result<void> page_builder::add(listed_link link) {
         leave_out("a URL of " + std::to_string(link.reference.size()) + " bytes");
         return {};
     }
-    const auto reference = boost::urls::parse_uri_reference(link.reference);
-    auto resolved = reference ? resolve_as_written(base_, *reference) : std::nullopt;
-    if (!resolved || !is_http_scheme(resolved->scheme()) || resolved->host_address().empty()) {
+    auto resolved = http_url(link.reference);
+    if (!resolved) {
         leave_out(named() + " is no http(s) URL");
         return {};
     }
     auto& url = *resolved;
-    url.set_scheme(text::to_lower(url.scheme()));  // "HTTPS:" is https (RFC 3986 §6.2.2.1); clients compare as written
     if (link.sha256.empty() && url.has_fragment()) link.sha256 = sha256_named_in(url.fragment());
     url.remove_fragment();
     const auto segments = url.segments();
@@ -231,6 +238,8 @@ result<void> page_builder::add(listed_link link) {
     file.url = std::string(url.buffer());
     file.sha256 = std::move(link.sha256);
     if (file.upload_time && !is_upload_time(*file.upload_time)) file.upload_time.reset();
+    // Upstream's attestations of these very bytes (they are checked by sha256), served by upstream.
+    if (auto provenance = http_url(link.provenance_reference)) file.provenance = std::string(provenance->buffer());
     const auto [seen, fresh] = by_filename_.try_emplace(file.filename, page_.files.size());
     if (!fresh) {
         if (page_.files[seen->second].sha256 == file.sha256) return {};

@@ -8,7 +8,9 @@
 //    files, or lists one filename twice with other hashes;
 //  - left out, and counted: a file that is not a wheel or sdist of this very project (by the
 //    name pip reads, the URL's last segment), that has no sha256, whose URL is not http(s), or
-//    whose HTML link text differs from its URL's filename.
+//    whose HTML link text differs from its URL's filename;
+//  - dropped from a file that is kept: an upload-time of another shape, and a provenance URL
+//    that is not http(s) or is longer than max_url_length (pip never reads it).
 // Pure: bytes in, the page or the reason out.
 
 #include <cstddef>
@@ -33,6 +35,7 @@ struct upstream_file {
     std::optional<std::string> metadata_sha256;  // PEP 658/714 core metadata, when given with its sha256
     std::optional<std::uint64_t> size;           // PEP 700
     std::optional<std::string> upload_time;      // PEP 700, as written ("2025-01-31T12:00:00.123456Z")
+    std::optional<std::string> provenance;       // PEP 740: its provenance's URL, absolute http(s)
 };
 
 struct project_page {
