@@ -304,3 +304,29 @@ TEST_CASE("upstream page: PEP 740 provenance URLs pass through, resolved; what i
     CHECK(html.files[0].provenance == "https://download.pytorch.org/integrity/torch/2.8.0/p?a=1&b=2");
     CHECK_FALSE(html.files[1].provenance);
 }
+
+TEST_CASE("upstream page: what links resolve to stays linear in the page, whatever its <base href>",
+          "[upstream][hostile]") {
+    const auto based = [](std::size_t base_bytes, int links) {
+        std::string body = "<base href=\"https://h.example/" + std::string(base_bytes, 'b') + "/\">";
+        for (int i = 0; i < links; ++i) {
+            const auto name = "torch-2." + std::to_string(i) + "-cp312-none-any.whl";
+            body += anchor(name + "#sha256=" + sha_a, name, " data-provenance=\"p\"");
+        }
+        return html_page(body);
+    };
+    CHECK_THAT(refusal(based(max_url_length, 1), html_source()), Catch::Contains("<base href> is"));
+    // Each link adds ~90 bytes to the page and two URLs of ~8 KiB to what it resolves to.
+    const auto multiplied = based(8000, 100);
+    CHECK_THAT(refusal(multiplied, html_source()), Catch::Contains("resolve to more than twice its size"));
+    const auto page = parsed(based(200, 100), html_source());
+    REQUIRE(page.files.size() == 100);
+    CHECK(page.files[0].provenance == "https://h.example/" + std::string(200, 'b') + "/p");
+    // A file URL past the bound once resolved is left out, as one past it as written.
+    const auto long_file = parsed(html_page("<base href=\"https://h.example/" + std::string(8100, 'b') + "/\">" +
+                                            anchor("torch-2.0-cp312-none-any.whl#sha256=" + sha_a,
+                                                   "torch-2.0-cp312-none-any.whl")),
+                                  html_source());
+    CHECK(long_file.files.empty());
+    CHECK_THAT(long_file.first_left_out, Catch::Contains("past 8192 bytes once resolved"));
+}

@@ -277,6 +277,7 @@ std::optional<listed_link> link_of(const raw_link& raw, page_builder& built) {
     bool has_href = false;
     for (const auto& each : raw.attributes) {
         auto value = decoded(each);
+        if (!value && each.name == "data-provenance") continue;  // pip never reads it: the file stays, without it
         if (!value) {
             built.leave_out("a link's " + each.name + " holds a character reference this index does not decode");
             return std::nullopt;
@@ -316,7 +317,7 @@ std::optional<listed_link> link_of(const raw_link& raw, page_builder& built) {
 result<project_page> parse_html_page(std::string_view body, const page_source& source) {
     if (const auto fault = text::find_utf8_fault(body))
         return invalid("it is not UTF-8: " + fault->what + " at byte " + std::to_string(fault->offset));
-    page_builder built(source);
+    page_builder built(source, body.size());
     html_reader reader(body);
     if (auto read = reader.read(); !read) return read.error();
     auto& page = built.page();

@@ -136,7 +136,7 @@ result<project_page> parse_json_page(std::string_view body, const page_source& s
     const auto* files = page.if_contains("files");
     if (!files || !files->is_array()) return invalid("it has no array files");
 
-    page_builder built(source);
+    page_builder built(source, body.size());
     auto& out = built.page();
     out.api_version = *version;
     if (auto status = read_status(page, out); !status) return status.error();

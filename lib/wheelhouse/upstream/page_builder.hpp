@@ -26,7 +26,8 @@ struct listed_link {
 
 class page_builder {
 public:
-    explicit page_builder(const page_source& source);
+    // `body_bytes`: the page's size, which bounds what its kept URLs may add up to once resolved.
+    page_builder(const page_source& source, std::size_t body_bytes);
 
     // The URL relative links resolve against: the page's, or a <base href> (HTML).
     result<void> set_base(std::string_view reference);
@@ -47,6 +48,11 @@ private:
     boost::urls::url base_;
     project_page page_;
     std::unordered_map<std::string, std::size_t> by_filename_;  // index into page_.files
+    // Resolving prefixes the page's origin (or a <base href>) to each relative link: what is
+    // kept stays linear in the page, never base length × links.
+    static constexpr std::size_t url_budget_floor = 64 * 1024;
+    std::size_t url_budget_;
+    std::size_t url_bytes_ = 0;  // of every kept file's URL and provenance
 };
 
 // "sha256=<hex>" (HTML's data-core-metadata) or a URL fragment "sha256=<hex>[&…]": the digest

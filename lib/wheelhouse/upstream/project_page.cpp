@@ -174,12 +174,16 @@ result<project_page> parse_project_page(std::string_view body, const page_source
 
 namespace detail {
 
-page_builder::page_builder(const page_source& source) : source_(source) {
+page_builder::page_builder(const page_source& source, std::size_t body_bytes)
+    : source_(source), url_budget_(2 * body_bytes + url_budget_floor) {
     page_.project = source.project;
     if (auto parsed = boost::urls::parse_uri(source.url)) base_ = *parsed;
 }
 
 result<void> page_builder::set_base(std::string_view reference) {
+    if (reference.size() > max_url_length)
+        return invalid("its <base href> is " + std::to_string(reference.size()) + " bytes long, past " +
+                       std::to_string(max_url_length));
     const auto parsed = boost::urls::parse_uri_reference(reference);
     auto resolved = parsed ? resolve_as_written(base_, *parsed) : std::nullopt;
     if (!resolved) return invalid("its <base href> " + quoted(reference) + " is no URL");
@@ -192,6 +196,9 @@ std::optional<boost::urls::url> page_builder::http_url(std::string_view referenc
     const auto parsed = boost::urls::parse_uri_reference(reference);
     auto resolved = parsed ? resolve_as_written(base_, *parsed) : std::nullopt;
     if (!resolved || !is_http_scheme(resolved->scheme()) || resolved->host_address().empty()) return std::nullopt;
+    // The bound holds as resolved: a short reference under a long base would otherwise carry
+    // the base into every file's URLs (base length × links, not the page's size).
+    if (resolved->buffer().size() > max_url_length) return std::nullopt;
     resolved->set_scheme(text::to_lower(resolved->scheme()));  // "HTTPS:" is https (RFC 3986 §6.2.2.1); clients compare as written
     return resolved;
 }
@@ -209,7 +216,7 @@ result<void> page_builder::add(listed_link link) {
     }
     auto resolved = http_url(link.reference);
     if (!resolved) {
-        leave_out(named() + " is no http(s) URL");
+        leave_out(named() + " is no http(s) URL, or past " + std::to_string(max_url_length) + " bytes once resolved");
         return {};
     }
     auto& url = *resolved;
@@ -240,6 +247,11 @@ result<void> page_builder::add(listed_link link) {
     if (file.upload_time && !is_upload_time(*file.upload_time)) file.upload_time.reset();
     // Upstream's attestations of these very bytes (they are checked by sha256), served by upstream.
     if (auto provenance = http_url(link.provenance_reference)) file.provenance = std::string(provenance->buffer());
+    url_bytes_ += file.url.size() + (file.provenance ? file.provenance->size() : 0);
+    if (url_bytes_ > url_budget_) {
+        return invalid("its relative URLs resolve to more than twice its size (" + std::to_string(url_bytes_) +
+                       " bytes so far): a <base href> repeated into every link");
+    }
     const auto [seen, fresh] = by_filename_.try_emplace(file.filename, page_.files.size());
     if (!fresh) {
         if (page_.files[seen->second].sha256 == file.sha256) return {};

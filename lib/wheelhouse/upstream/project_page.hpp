@@ -5,10 +5,12 @@
 //  - refused whole: a page that is not UTF-8, is not valid JSON or holds a key twice, nests
 //    deeper than a bound, declares another major api-version, names another project (JSON), puts
 //    one link inside another or leaves a comment or link open (HTML), lists more than max_files
-//    files, or lists one filename twice with other hashes;
+//    files, lists one filename twice with other hashes, has a <base href> past max_url_length,
+//    or whose kept URLs add up, resolved, to more than twice its size (plus 64 KiB);
 //  - left out, and counted: a file that is not a wheel or sdist of this very project (by the
 //    name pip reads, the URL's last segment), that has no sha256, whose URL is not http(s), or
-//    whose HTML link text differs from its URL's filename;
+//    whose HTML link text differs from its URL's filename, or whose URL is past max_url_length
+//    as written or resolved;
 //  - dropped from a file that is kept: an upload-time of another shape, and a provenance URL
 //    that is not http(s) or is longer than max_url_length (pip never reads it).
 // Pure: bytes in, the page or the reason out.
