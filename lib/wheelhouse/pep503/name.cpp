@@ -24,18 +24,20 @@ bool is_valid_project_name(std::string_view name) noexcept {
 }
 
 std::string normalize(std::string_view name) {
-    std::string out;
-    out.reserve(name.size());
+    // Written in place, not pushed back a byte at a time: every page request normalises a name.
+    std::string out(name.size(), '\0');
+    std::size_t length = 0;
     bool in_separator_run = false;
     for (char c : name) {
         if (is_separator(c)) {
-            if (!in_separator_run) out.push_back('-');
+            if (!in_separator_run) out[length++] = '-';
             in_separator_run = true;
         } else {
-            out.push_back(to_lower(c));
+            out[length++] = to_lower(c);
             in_separator_run = false;
         }
     }
+    out.resize(length);
     return out;
 }
 

@@ -22,7 +22,7 @@ void rendered_page::stamp_now() {
 }
 
 struct page_cache::scope_pages {
-    std::unordered_map<std::string, rendered_page> pages;  // by page_name()
+    std::unordered_map<std::string, std::shared_ptr<const rendered_page>> pages;  // by page_name()
     std::size_t bytes = 0;                                   // of every body in `pages`
     std::atomic<std::uint64_t> last_used{0};
 };
@@ -48,13 +48,13 @@ std::string page_cache::flight_name(const page_key& key) {
     return key.scope + "\n" + page_name(key.format, key.project);
 }
 
-std::optional<rendered_page> page_cache::find(const page_key& key) const {
+std::shared_ptr<const rendered_page> page_cache::find(const page_key& key) const {
     const auto name = page_name(key.format, key.project);
     std::shared_lock lock(mutex_);
     const auto scope = scopes_.find(key.scope);
-    if (scope == scopes_.end()) return std::nullopt;
+    if (scope == scopes_.end()) return nullptr;
     const auto found = scope->second->pages.find(name);
-    if (found == scope->second->pages.end()) return std::nullopt;
+    if (found == scope->second->pages.end()) return nullptr;
     hits_.fetch_add(1, std::memory_order_relaxed);
     if (!key.scope.empty())
         scope->second->last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -117,7 +117,7 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
                 hits_.fetch_add(1, std::memory_order_relaxed);
                 if (variant) scope->second->last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1,
                                                            std::memory_order_relaxed);
-                return std::optional(found->second);
+                return std::optional(*found->second);
             }
         }
         generation_before = generation_;
@@ -138,7 +138,7 @@ result<std::optional<rendered_page>> page_cache::get_or_render(const page_key& k
     auto [slot, created] = scopes_.try_emplace(key.scope);
     if (created) slot->second = std::make_unique<scope_pages>();
     auto& scope = *slot->second;
-    if (scope.pages.try_emplace(name, page).second) {
+    if (scope.pages.try_emplace(name, std::make_shared<const rendered_page>(page)).second) {
         ++entries_;
         bytes_ += page.held_bytes();
         scope.bytes += page.held_bytes();
@@ -181,8 +181,8 @@ bool page_cache::drop_least_recent_variant_scope(const scope_pages* keep) {
 
 void page_cache::erase_page(scope_pages& scope, const std::string& name) {
     if (auto page = scope.pages.find(name); page != scope.pages.end()) {
-        bytes_ -= page->second.held_bytes();
-        scope.bytes -= page->second.held_bytes();
+        bytes_ -= page->second->held_bytes();
+        scope.bytes -= page->second->held_bytes();
         --entries_;
         scope.pages.erase(page);
     }

@@ -72,8 +72,9 @@ public:
     using renderer = std::function<result<std::optional<std::string>>()>;
     result<std::optional<rendered_page>> get_or_render(const page_key& key, const renderer& render);
 
-    // The cached page, counted as a hit; nullopt on a miss (not counted: the render counts it).
-    std::optional<rendered_page> find(const page_key& key) const;
+    // The cached page, counted as a hit; null on a miss (not counted: the render counts it).
+    // Shared, not copied: a hit takes a reference, never an allocation.
+    std::shared_ptr<const rendered_page> find(const page_key& key) const;
 
     // Single flight for a miss: the first caller for `key` queues one job on `pool` that renders
     // the page as get_or_render does; callers that miss the same page meanwhile wait for that
