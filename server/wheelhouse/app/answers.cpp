@@ -12,7 +12,7 @@
 namespace wheelhouse::app {
 
 bool wants_json(const http::request_header<>& request) {
-    return request[http::field::accept].find("application/json") != std::string_view::npos;
+    return field_value(request, http::field::accept).find("application/json") != std::string_view::npos;
 }
 
 // The reason is the message's first line; one that still exceeds reason_budget (a reason not yet

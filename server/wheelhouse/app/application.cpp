@@ -24,7 +24,7 @@ namespace {
 // Whether a body follows the headers (RFC 9112 §6.3): a refusal that leaves it unread must close.
 bool announces_body(const http::request_header<>& header) {
     if (header.find(http::field::transfer_encoding) != header.end()) return true;
-    const auto length = header[http::field::content_length];
+    const auto length = field_value(header, http::field::content_length);
     return !length.empty() && length != "0";
 }
 
@@ -281,7 +281,7 @@ void application::handle(transport::incoming_request incoming, transport::respon
     // The one responder a handler gets: it answers once, even for a handler that kept it and
     // then threw.
     request.respond = [answered = state->answered, respond = std::move(respond), user = std::move(user),
-                       tokens = &tokens_](transport::outgoing_response response) {
+                       tokens = &tokens_](transport::outgoing_response&& response) {
         if (answered->exchange(true)) return;
         if (!user.empty() && response.status < 300) {
             if (auto used = tokens->mark_used(user); !used) spdlog::warn("token '{}': {}", user, used.error().message);

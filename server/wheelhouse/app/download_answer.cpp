@@ -25,8 +25,8 @@ download_answer::download_answer(const http::request_header<>& request, std::str
       private_index_(private_index),
       modified_(modified),
       content_type_(content_type) {
-    const auto range = request[http::field::range];
-    const auto if_range = request[http::field::if_range];
+    const auto range = field_value(request, http::field::range);
+    const auto if_range = field_value(request, http::field::if_range);
     // If-Range with another validator means the client's partial copy is stale: send it all.
     if (!range.empty() && (if_range.empty() || if_range == etag_)) {
         decision_ = http_conditional::decide_range(range, size);
@@ -69,9 +69,9 @@ transport::outgoing_response download_answer::with_body(std::shared_ptr<const st
 bool download_answer::not_modified() const {
     // RFC 9110 §13.2.2: If-None-Match decides when sent; If-Modified-Since only without it, and
     // only for GET and HEAD (this answer serves no other method).
-    if (const auto if_none_match = request_[http::field::if_none_match]; !if_none_match.empty())
+    if (const auto if_none_match = field_value(request_, http::field::if_none_match); !if_none_match.empty())
         return http_conditional::if_none_match_matches(if_none_match, etag_);
-    return modified_ > 0 && http_conditional::unmodified_since(request_[http::field::if_modified_since], modified_);
+    return modified_ > 0 && http_conditional::unmodified_since(field_value(request_, http::field::if_modified_since), modified_);
 }
 
 http::fields download_answer::validator_fields() const {

@@ -30,10 +30,10 @@ page_validators validate(const http::request_header<>& request, const rendered_p
         const auto& date = begun ? page.next_second : page.rendered_second;
         out.last_modified = std::string_view(date.data(), date.size());
     }
-    if (const auto if_none_match = request[http::field::if_none_match]; !if_none_match.empty()) {
+    if (const auto if_none_match = field_value(request, http::field::if_none_match); !if_none_match.empty()) {
         out.current = http_conditional::if_none_match_matches(if_none_match, page.etag);
     } else if (page.rendered_ms > 0) {
-        out.current = http_conditional::unmodified_since(request[http::field::if_modified_since], next_second);
+        out.current = http_conditional::unmodified_since(field_value(request, http::field::if_modified_since), next_second);
     }
     return out;
 }

@@ -99,7 +99,7 @@ void log_refusal(const access_rule& rule, std::string_view reason, const http::r
 // when its scope is too low. Project limits are checked after it, once the project is known.
 result<auth::token_grant> authorize(const auth::token_store& tokens, const http::request_header<>& request,
                                     const access_rule& rule) {
-    const auto authorization = request[http::field::authorization];
+    const auto authorization = field_value(request, http::field::authorization);
     if (authorization.empty()) {
         return make_error(error_kind::unauthorized,
                           std::string(rule.action) + " need an API token: " + std::string(rule.how_to_send),

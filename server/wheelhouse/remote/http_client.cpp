@@ -287,7 +287,7 @@ private:
         const auto& message = parser.get();
         const unsigned status = message.result_int();
         if (request_.follow_redirects && is_redirect(status)) {
-            const auto location = message[http::field::location];
+            const auto location = field_value(message, http::field::location);
             if (location.empty())
                 return make_error(error_kind::upstream, t.url + " answered " + std::to_string(status) + " without a Location");
             return std::optional<std::string>(std::string(location));

@@ -410,7 +410,7 @@ result<put_answer> object_client::put_part(std::string_view key, const std::stri
     if (!answer) return answer.error();
     auto put = answer_of(*answer, "part " + std::to_string(part.number) + " of the upload of " + path);
     if (!put.refusal) {
-        etag = std::string((*answer)[http::field::etag]);
+        etag = std::string(field_value(*answer, http::field::etag));
         if (etag.empty()) return make_error(error_kind::upstream, "the object store gave a part no ETag");
     }
     return put;
@@ -575,7 +575,7 @@ result<std::optional<object_info>> object_client::look_up(std::string_view key) 
     if (!answer) return answer.error();
     if (answer->result_int() == 404) return std::optional<object_info>();
     if (!ok(*answer)) return refusal(*answer, "a look at " + std::string(key));
-    const auto length = (*answer)[http::field::content_length];
+    const auto length = field_value(*answer, http::field::content_length);
     object_info info;
     const auto [end, failure] = std::from_chars(length.data(), length.data() + length.size(), info.size);
     if (failure != std::errc{} || end != length.data() + length.size() || length.empty())

@@ -39,7 +39,7 @@ bool is_quiet(const error_code& ec) {
 }
 
 bool expects_continue(const http::request_header<>& header) {
-    const auto expect = header[http::field::expect];
+    const auto expect = field_value(header, http::field::expect);
     return beast::iequals(expect, "100-continue");
 }
 
@@ -294,7 +294,7 @@ void http_session::start_body(body_plan plan) {
                 return respond_and_close(status_for(finished.error().kind), finished.error().message);
             request_.sink = std::move(plan.sink);
         }
-        request_.header = std::move(header_parser_->release().base());
+        request_.header = std::move(header_parser_->get().base());  // release() would move it twice
         return dispatch();
     }
     const bool send_continue = expects_continue(header_parser_->get());
@@ -586,10 +586,16 @@ void http_session::on_read_deadline() {
 
 void http_session::dispatch() {
     request_.peer = peer_address_;
-    auto request = std::move(request_);
-    request_ = incoming_request{};  // the handler owns the body's sink from here on
-    // The responder may run on a worker thread; the write runs on the session's own.
-    handler_.handle(std::move(request), [self = shared_from_this()](outgoing_response response) {
+    // Moved into the handler's own parameter, which owns the body's sink from here on; on_header
+    // starts the next request afresh.
+    handler_.handle(std::move(request_), [self = shared_from_this()](outgoing_response&& response) {
+        // Answered on the session's own thread (a cached page): written at once, as net::dispatch
+        // would, without wrapping the response into a type-erased function first.
+        const auto* own = self->stream_.get_executor().target<net::io_context::executor_type>();
+        if (own != nullptr && own->running_in_this_thread()) {
+            return self->guarded([session = self.get(), &response] { session->do_write(std::move(response)); })();
+        }
+        // From a worker thread: the write runs on the session's own.
         net::dispatch(self->stream_.get_executor(),
                       self->guarded([session = self.get(), response = std::move(response)]() mutable {
                           session->do_write(std::move(response));
@@ -611,7 +617,7 @@ bool http_session::unread_header_is_head() const {
     return starts_head_request({static_cast<const char*>(buffer_.data().data()), buffer_.size()});
 }
 
-void http_session::do_write(outgoing_response response) {
+void http_session::do_write(outgoing_response&& response) {
     // A large page over plain HTTP leaves by sendfile(2) from its sealed copy (the TLS path
     // copies into its records either way, so it keeps writing from memory).
     if (auto* page = std::get_if<prepared_response>(&response.shape); page && page->body_file && page->body && !tls_) {

@@ -81,7 +81,7 @@ private:
 
     void dispatch();
     void respond_and_close(http::status status, std::string message);
-    void do_write(outgoing_response response);
+    void do_write(outgoing_response&& response);
     void do_write_some();
     // A prepared head, and `body` after it in the same write (a prepared_response's).
     void do_write_head(const prepared_head& head, net::const_buffer body);

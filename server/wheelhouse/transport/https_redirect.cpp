@@ -68,7 +68,7 @@ outgoing_response https_redirect::redirect(const http::request_header<>& request
     // RFC 9112 §3.2: a request with more than one Host field is refused.
     const auto hosts = request.equal_range(http::field::host);
     const bool one_host = hosts.first != hosts.second && std::next(hosts.first) == hosts.second;
-    const auto host = one_host ? host_of(request[http::field::host]) : std::string_view{};
+    const auto host = one_host ? host_of(field_value(request, http::field::host)) : std::string_view{};
     const auto target = request.target();
     if ((host.empty() && origin_.empty()) || !one_host || !target.starts_with('/')) {
         return make_text_response(request, http::status::bad_request,

@@ -122,7 +122,8 @@ struct incoming_request {
 };
 
 // Delivers the response to the session that asked. Callable from any thread, exactly once.
-using responder = std::function<void(outgoing_response)>;
+// Taken by reference: a response is moved once, into the session, not at every layer it passes.
+using responder = std::function<void(outgoing_response&&)>;
 
 class request_handler {
 public:

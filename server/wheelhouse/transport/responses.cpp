@@ -53,7 +53,7 @@ http::status status_for(error_kind kind) noexcept {
 }
 
 bool wants_keep_alive(const http::request_header<>& request) {
-    http::token_list connection{request[http::field::connection]};
+    http::token_list connection{field_value(request, http::field::connection)};
     if (request.version() >= 11) return !connection.exists("close");
     return connection.exists("keep-alive");
 }

@@ -29,7 +29,7 @@ using transport::make_text_response;
 
 // A download to count: the whole file, or the first part of it (not every resumed chunk).
 bool starts_at_first_byte(const http::request_header<>& request) {
-    const auto range = request[http::field::range];
+    const auto range = field_value(request, http::field::range);
     return range.empty() || range.starts_with("bytes=0-");
 }
 

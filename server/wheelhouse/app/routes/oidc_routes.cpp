@@ -67,7 +67,7 @@ std::optional<index_root> root_of(const route_context& context, const route_requ
         if (!parsed) return std::nullopt;
         return index_root{url, std::string(parsed->encoded_path())};
     }
-    const auto host = request.header()[http::field::host];
+    const auto host = field_value(request.header(), http::field::host);
     const bool plain = !host.empty() && host.size() <= 255 && std::all_of(host.begin(), host.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
                c == ':' || c == '[' || c == ']';

@@ -212,10 +212,10 @@ route_answer serve_simple(route_context& context, route_request& routed, const s
                                           "'; use format=json or format=html");
         }
     } else {
-        const auto accept = request[http::field::accept];
+        const auto accept = field_value(request, http::field::accept);
         choice = negotiate_remembered(accept, false);
         if (choice && choice->format == pep691::page_format::json &&
-            pep691::prefers_html_for_core_metadata(request[http::field::user_agent])) {
+            pep691::prefers_html_for_core_metadata(field_value(request, http::field::user_agent))) {
             if (auto html = negotiate_remembered(accept, true)) choice = html;
         }
         if (!choice) {

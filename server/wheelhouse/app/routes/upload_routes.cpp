@@ -107,7 +107,7 @@ transport::body_plan plan_upload(route_context& context, const http::request_hea
         return reject(invalid("put the file's name in the URL: PUT /api/v1/files/<filename>.whl (or .tar.gz)"));
 
     const auto max_bytes = context.settings.max_upload_bytes;
-    if (const auto length = header[http::field::content_length]; !length.empty()) {
+    if (const auto length = field_value(header, http::field::content_length); !length.empty()) {
         std::uint64_t declared = 0;
         const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), declared);
         if (ec == std::errc{} && end == length.data() + length.size() && declared > max_bytes) {
@@ -120,7 +120,7 @@ transport::body_plan plan_upload(route_context& context, const http::request_hea
     }
     std::optional<std::string> boundary;
     if (!raw) {
-        auto parsed = upload::boundary_from_content_type(header[http::field::content_type]);
+        auto parsed = upload::boundary_from_content_type(field_value(header, http::field::content_type));
         if (!parsed) return reject(parsed.error());
         boundary = std::move(*parsed);
     }
