@@ -1,5 +1,6 @@
 #include "wheelhouse/transport/http_session.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
@@ -39,8 +40,10 @@ bool is_quiet(const error_code& ec) {
 }
 
 bool expects_continue(const http::request_header<>& header) {
-    const auto expect = field_value(header, http::field::expect);
-    return beast::iequals(expect, "100-continue");
+    // In any Expect field: a client that sent two is waiting all the same.
+    return std::any_of(header.begin(), header.end(), [](const auto& field) {
+        return field.name() == http::field::expect && beast::iequals(field.value(), "100-continue");
+    });
 }
 
 // "0", "000;name=value": a last-chunk line (RFC 9112 §7.1) whose extension's quotes all close.

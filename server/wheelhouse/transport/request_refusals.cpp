@@ -56,7 +56,18 @@ void answer_and_close(tcp::socket& socket, std::string_view answer) {
 }
 
 std::optional<request_refusal> check_framing(const http::request_header<>& header) {
-    if (header.find(http::field::transfer_encoding) == header.end()) return std::nullopt;
+    std::size_t hosts = 0;
+    bool transfer_encoded = false;
+    for (const auto& field : header) {
+        hosts += field.name() == http::field::host ? 1 : 0;
+        transfer_encoded = transfer_encoded || field.name() == http::field::transfer_encoding;
+    }
+    // RFC 9112 §3.2: which host was meant cannot be known (the trusted-publishing routes name the index by it).
+    if (hosts > 1) {
+        return request_refusal{http::status::bad_request, "send one Host field: this request has " +
+                                                              std::to_string(hosts) + " (RFC 9112 §3.2)"};
+    }
+    if (!transfer_encoded) return std::nullopt;
     // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, whatever else is sent.
     if (header.version() < 11) {
         return request_refusal{

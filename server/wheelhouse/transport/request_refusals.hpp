@@ -28,9 +28,9 @@ bool starts_head_request(std::string_view bytes);
 // the answer (RFC 9112 §9.6). Never waits: the answer must fit a fresh socket's send buffer.
 void answer_and_close(tcp::socket& socket, std::string_view answer);
 
-// What Beast's parser would accept but a server must not guess at: a Transfer-Encoding whose
-// last coding is not chunked, chunked twice, a coding this server does not implement, or any
-// Transfer-Encoding in HTTP/1.0.
+// What Beast's parser would accept but a server must not guess at: more than one Host field, a
+// Transfer-Encoding whose last coding is not chunked, chunked twice, a coding this server does
+// not implement, or any Transfer-Encoding in HTTP/1.0.
 std::optional<request_refusal> check_framing(const http::request_header<>& header);
 
 // A header block the parser refused (`ec` from Beast).

@@ -53,9 +53,16 @@ http::status status_for(error_kind kind) noexcept {
 }
 
 bool wants_keep_alive(const http::request_header<>& request) {
-    http::token_list connection{field_value(request, http::field::connection)};
-    if (request.version() >= 11) return !connection.exists("close");
-    return connection.exists("keep-alive");
+    // Connection is a list, and a list may be split over several fields (RFC 9110 §5.3): every one counts.
+    bool close = false;
+    bool keep_alive = false;
+    for (const auto& field : request) {
+        if (field.name() != http::field::connection) continue;
+        http::token_list options{field.value()};  // exists() is not const in Beast 1.81
+        close = close || options.exists("close");
+        keep_alive = keep_alive || options.exists("keep-alive");
+    }
+    return !close && (request.version() >= 11 || keep_alive);
 }
 
 outgoing_response make_shared_response(const http::request_header<>& request, http::status status,
