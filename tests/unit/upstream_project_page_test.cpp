@@ -267,7 +267,7 @@ TEST_CASE("upstream page: Content-Type decides the reader", "[upstream]") {
     CHECK_FALSE(format_of_content_type(""));
 }
 
-TEST_CASE("upstream page: PEP 740 provenance URLs pass through, resolved; what is no http(s) URL is dropped",
+TEST_CASE("upstream page: PEP 740 provenance URLs pass through, resolved, and what is no http(s) URL is dropped",
           "[upstream][hostile]") {
     // A file of six with `provenance` as the JSON value given.
     const auto entry = [](std::string_view version, std::string_view provenance) {
