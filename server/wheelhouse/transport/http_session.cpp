@@ -594,7 +594,8 @@ void http_session::dispatch() {
     handler_.handle(std::move(request_), [self = shared_from_this()](outgoing_response&& response) {
         // Answered on the session's own thread (a cached page): written at once, as net::dispatch
         // would, without wrapping the response into a type-erased function first.
-        const auto* own = self->stream_.get_executor().target<net::io_context::executor_type>();
+        const auto executor = self->stream_.get_executor();  // target() points into it: keep it alive
+        const auto* own = executor.target<net::io_context::executor_type>();
         if (own != nullptr && own->running_in_this_thread()) {
             return self->guarded([session = self.get(), &response] { session->do_write(std::move(response)); })();
         }
