@@ -41,7 +41,7 @@ public:
 
 private:
     // `reference` resolved against the base, when it is an http(s) URL with a host of at most
-    // max_url_length bytes as written.
+    // max_url_length bytes, both as written and as resolved.
     std::optional<boost::urls::url> http_url(std::string_view reference) const;
 
     page_source source_;
