@@ -397,22 +397,33 @@ def test_a_form_name_of_another_project_takes_the_completed_object_back_out(
     assert not os.listdir(data / "tmp")
 
 
-def test_a_limited_token_halfway_through_a_large_upload_of_another_project_leaves_nothing(
+def test_a_limited_token_halfway_through_a_large_upload_of_another_project_sends_no_part(
         tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    """The bucket hears nothing of a file the token may not upload, nor of a name that parses as
+    nothing: the early upload is gated on the content part's filename, and fails closed. The same
+    bytes from a token that may upload them do go up while they arrive (the control)."""
     data = tmp_path / "data"
     data.mkdir()
     limited = make_token(wheelhouse_bin, data, "ci-other", "--project", "other")
+    everyone = make_token(wheelhouse_bin, data, "ci-all")
+    allowed = make_token(wheelhouse_bin, data, "ci-mine", "--project", "mine")
     running = bucket_server(data)
     wheel = big_wheel(tmp_path, "mine", "1.0", 30 * MiB)
     key = blob_key(bucket_server.prefix, sha256_of(wheel))
-    sending = FormUpload(running, limited, wheel, sha256_of(wheel))
-    sending.send(26 * MiB)
     remember(radosgw)
-    parts_while_arriving = wait_parts(key, 3, 8)
+    for token, name in ((limited, None), (everyone, "mine-1.0.whl"), (everyone, "mine-1.0-py3-none-any.whl\x01")):
+        sending = FormUpload(running, token, wheel, sha256_of(wheel), name=name)
+        sending.send(26 * MiB)
+        assert wait_parts(key, 1, 6) == 0, name
+        sending.close()
+        assert settled(data, radosgw, bucket_server.prefix)
+    sending = FormUpload(running, allowed, wheel, sha256_of(wheel))
+    sending.send(26 * MiB)
+    assert wait_parts(key, 3) == 3
     sending.close()
     assert settled(data, radosgw, bucket_server.prefix)
     assert bucket_keys(radosgw, bucket_server.prefix) == {}
-    assert parts_while_arriving in (0, 3)
+    assert catalog_rows(data) == {}
 
 
 def test_sigterm_mid_upload_exits_and_the_restart_leaves_no_upload_or_claim(
@@ -807,3 +818,62 @@ def test_a_completion_the_store_makes_but_never_answers_leaves_no_object(tmp_pat
     assert wait_until(lambda: os.listdir(data / "tmp") == [])
     assert catalog_rows(data) == {}
     assert running.stop() == 0
+
+
+from test_hostile_s3_move import wheel_of_exactly  # noqa: E402
+
+
+def checking_parts(store, request, conn) -> bool:
+    """UploadPart as S3 and radosgw answer it: a body that does not hash to its signed sha256 is
+    refused (XAmzContentSHA256Mismatch), and stored otherwise."""
+    number = int(urllib.parse.parse_qs(urllib.parse.urlsplit(request.target).query)["partNumber"][0])
+    if request.headers["x-amz-content-sha256"] != hashlib.sha256(request.body).hexdigest():
+        reply(conn, "400 Bad Request", b"<Error><Code>XAmzContentSHA256Mismatch</Code></Error>")
+        return True
+    with store.lock:
+        store.parts[number] = request.body
+    reply(conn, "200 OK", headers={"ETag": f'"etag-{number}"'})
+    return True
+
+
+@pytest.mark.parametrize("way", ["form", "raw"])
+def test_a_spool_changed_on_disk_after_it_arrived_never_reaches_the_store(tmp_path, wheelhouse_bin, fake_store, way):  # noqa: F811
+    """Each part is signed with the sha256 of its bytes as they arrived, never as they are read
+    back: a part changed in the spool since (here while the store creates the upload) is refused
+    by a store that checks the signature, and nothing is stored. twine's form goes while it
+    arrives (a byte of part 1 changes); curl -T goes once whole (the zip comment's last byte)."""
+    wheel = wheel_of_exactly(tmp_path / "farm", "changed", 20 << 20)
+    arrived = wheel.read_bytes()
+    data = tmp_path / "data"
+    changed_at = (1 << 20) if way == "form" else len(arrived) - 1
+
+    def initiate(store, request, conn):
+        spool = max((entry for entry in (data / "tmp").iterdir() if entry.is_file()), key=lambda f: f.stat().st_size)
+        with open(spool, "r+b") as file:
+            file.seek(changed_at)
+            file.write(bytes([arrived[changed_at] ^ 1]))
+        reply(conn, "200 OK", b"<InitiateMultipartUploadResult><UploadId>upload-1</UploadId>"
+                              b"</InitiateMultipartUploadResult>")
+        return True
+
+    store = MultipartStore(fake_store, script={"initiate": initiate, "part": checking_parts})
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    running = fake_server(data, store)
+    if way == "form":  # the changed part is sent before the body ends and the wheel's checks refuse it
+        sending = FormUpload(running, token, wheel, sha256_of(wheel))
+        sending.send(18 << 20)
+        assert wait_until(lambda: len(store.part_requests) >= 2)
+        status, said = sending.finish()
+    else:
+        status, said = curl("-T", str(wheel), "-u", f"__token__:{token}", running.url + "api/v1/files/")
+    assert status != 201, said
+    assert store.part_requests, "no part was sent"
+    for query, request in store.part_requests:
+        number = int(query["partNumber"][0])
+        piece = arrived[(number - 1) * (8 << 20):number * (8 << 20)]
+        assert request.headers["x-amz-content-sha256"] == hashlib.sha256(piece).hexdigest(), number
+    assert store.completions == []
+    assert store.store.objects == {}
+    assert catalog_rows(data) == {}
+    assert wait_until(lambda: os.listdir(data / "tmp") == []), os.listdir(data / "tmp")

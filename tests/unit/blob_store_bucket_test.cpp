@@ -22,7 +22,8 @@ class map_bucket final : public storage::object_store {
 public:
     explicit map_bucket(std::string name) : name_(std::move(name)) {}
     std::string describe() const override { return name_; }
-    result<void> put(std::string_view sha256, const std::filesystem::path& file) override {
+    result<void> put(std::string_view sha256, const std::filesystem::path& file,
+                     const storage::part_digests*) override {
         if (down) return make_error(error_kind::unavailable, "down");
         std::lock_guard lock(mutex_);
         objects[std::string(sha256)] = read_file(file);
@@ -83,7 +84,7 @@ TEST_CASE("with a bucket, the index's own files go there, and METADATA and remov
     write_file(spool->path(), "wheel bytes");
 
     CHECK(store->has_owned(sha_of_wheel).value() == false);
-    REQUIRE(store->put_owned(sha_of_wheel, spool->path()));
+    REQUIRE(store->put_owned(sha_of_wheel, spool->path(), storage::durability::now, nullptr));
     CHECK(bucket->objects.at(sha_of_wheel) == "wheel bytes");
     CHECK_FALSE(store->has_blob(sha_of_wheel));  // nothing of it under blobs/
     CHECK(store->has_owned(sha_of_wheel).value());
@@ -104,7 +105,7 @@ TEST_CASE("a bucket that fails is an error, never a file put on the disk instead
     REQUIRE(spool);
     write_file(spool->path(), "wheel bytes");
     bucket->down = true;
-    const auto put = store->put_owned(sha_of_wheel, spool->path());
+    const auto put = store->put_owned(sha_of_wheel, spool->path(), storage::durability::now, nullptr);
     REQUIRE_FALSE(put);
     CHECK(put.error().kind == error_kind::unavailable);
     CHECK_FALSE(store->has_owned(sha_of_wheel));

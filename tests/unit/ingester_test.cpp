@@ -540,6 +540,7 @@ namespace {
 class refused_growing_put final : public storage::growing_put {
 public:
     explicit refused_growing_put(std::atomic<int>& abandoned) : abandoned_(abandoned) {}
+    void part_hashed(std::string) noexcept override {}
     void grew_to(std::uint64_t) noexcept override {}
     void ended() noexcept override {}
     result<void> finish() override { return make_error(error_kind::unavailable, "try again shortly: resting"); }

@@ -210,11 +210,13 @@ struct ingester::pending_add {
     std::string metadata;       // for PEP 658, and to put it again should it vanish
     storage::spool_file spool;  // the wheel's bytes (none for a remote file), likewise
     storage::spool_file claim;  // held until the row is committed or the blob released
+    storage::part_digests parts;  // the spool's, as it arrived (none when not taken)
     std::unique_ptr<storage::growing_put> growing;  // the blob, on its way while the spool arrived
     bool put_by_us = false;     // this ingest put the blob or its METADATA in place
     std::function<result<void>(sqlite::connection&)> in_same_commit;
     std::optional<catalog::add_result> added;  // set by the write, on the commit queue's thread
 
+    const storage::part_digests* written_parts() const noexcept { return parts.sha256.empty() ? nullptr : &parts; }
     // Once the outcome is settled, before it is told: an answered upload has left nothing in tmp/.
     void drop_files() noexcept {
         // An abandoned put holds the claim until its pieces are thrown away.
@@ -268,6 +270,7 @@ void ingester::ingest_spool(storage::spool_file spool, std::string_view filename
 
     auto pending = std::make_shared<pending_add>();
     pending->spool = std::move(spool);
+    if (options.received) pending->parts = options.received->parts;
     pending->row.file.sha256 = digests->sha256;
     // Its sha256 checked above, a blob that went to the bucket as it arrived is finished once the
     // file is valid. Else, with a bucket, a large file's PUT (seconds) goes out beside its
@@ -329,7 +332,7 @@ result<void> ingester::put_bytes(pending_add& pending) {
     if (!pending.spool.owns()) return {};
     // A PUT the store finishes after we gave up on it leaves an object: count it ours.
     pending.put_by_us = store_.bucket() != nullptr;
-    auto blob = store_.put_owned(sha256, pending.spool.path(), storage::durability::at_sync);
+    auto blob = store_.put_owned(sha256, pending.spool.path(), storage::durability::at_sync, pending.written_parts());
     if (blob) pending.put_by_us = pending.put_by_us || *blob == storage::put_outcome::created;
     if (!blob && pending.put_by_us) release_or_leave_claim(sha256, pending.claim);  // ours: take it back out
     if (!blob) return blob.error();
@@ -375,7 +378,7 @@ result<void> ingester::ensure_in_store(pending_add& pending) {
         auto present = store_.has_owned(sha256);
         if (!present) return present.error();
         if (!*present) {
-            auto blob = store_.put_owned(sha256, pending.spool.path(), storage::durability::now);
+            auto blob = store_.put_owned(sha256, pending.spool.path(), storage::durability::now, pending.written_parts());
             if (!blob) return blob.error();
             pending.put_by_us = pending.put_by_us || *blob == storage::put_outcome::created;
         }

@@ -48,6 +48,7 @@ struct expected_digests {
 struct received_digests {
     std::string sha256;  // hex, of every byte in the spool
     std::uint64_t size = 0;
+    storage::part_digests parts;  // with a bucket, each part's as the bucket takes them; else none
 };
 
 struct ingest_options {

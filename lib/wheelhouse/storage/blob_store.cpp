@@ -245,9 +245,9 @@ result<void> bucket_departure::finish() {
 }
 
 result<put_outcome> blob_store::put_owned(std::string_view sha256, const std::filesystem::path& source,
-                                          durability when) const {
+                                          durability when, const part_digests* written) const {
     if (!bucket_) return put_blob(sha256, source, when);
-    if (auto put = bucket_->put(sha256, source); !put) return put.error();
+    if (auto put = bucket_->put(sha256, source, written); !put) return put.error();
     return put_outcome::created;  // content-addressed: putting it again changed nothing but the date
 }
 

@@ -152,9 +152,14 @@ public:
     // The object store of the files this index holds itself; null: they are under blobs/.
     object_store* bucket() const noexcept { return bucket_.get(); }
     // Puts the bytes of a file this index holds itself (`source`, a spool file): into the bucket
-    // when there is one (blocking on the network; durable when it returns), else put_blob().
-    result<put_outcome> put_owned(std::string_view sha256, const std::filesystem::path& source,
-                                  durability when = durability::now) const;
+    // when there is one (blocking on the network; durable when it returns; `written`, when not
+    // null, the digests of its parts as it arrived), else put_blob().
+    result<put_outcome> put_owned(std::string_view sha256, const std::filesystem::path& source, durability when,
+                                  const part_digests* written) const;
+    // The size of the parts the bucket takes a file of at most `most_bytes` in; 0 without one.
+    std::uint64_t part_size_for(std::uint64_t most_bytes) const {
+        return bucket_ ? bucket_->part_size_for(most_bytes) : 0;
+    }
     // Begins putting `spool`, still being written, into the bucket as the blob `sha256` (a sha256
     // the client declared, checked when the spool is whole), claimed first. Nullopt without a bucket,
     // or when the bucket cannot begin now: the caller puts the spool once whole, as before.

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/storage/file_copy.hpp"
@@ -28,6 +29,15 @@ struct stored_object {
     std::string sha256;  // what the object was put with; empty when another tool wrote it
 };
 
+// The sha256 of each part of a file, taken as its bytes were written: parts of `part_size` bytes
+// from its start, the last one shorter. A store that takes the file in such parts signs each part
+// with its digest, so it refuses bytes that changed since they arrived, and the file is not read
+// again to hash them.
+struct part_digests {
+    std::uint64_t part_size = 0;
+    std::vector<std::string> sha256;  // hex, part 1 first
+};
+
 // What a put that did not make its blob may have left in the store.
 enum class leftovers {
     none,    // nothing: its pieces were thrown away
@@ -36,14 +46,17 @@ enum class leftovers {
 };
 
 // A blob put while its file is still being written (an upload's spool as the body arrives): the
-// store takes the bytes in pieces as the file grows, and the blob appears only when finish()
-// finds the whole file hashes to the sha256 the put began with. Abandoned (or dropped) unfinished,
-// it leaves no blob: the pieces are thrown away behind the caller's back.
-// Thread safety: grew_to() and ended() from the writer's thread, never blocking (an I/O thread
-// calls them); then finish() or abandon(), once, from any thread.
+// store takes the bytes in parts of part_size_for() as the file grows, each signed with the sha256
+// the writer took of it (part_hashed), and the blob appears only when finish() is called; the
+// writer has checked by then that the whole file hashes to the sha256 the put began with.
+// Abandoned (or dropped) unfinished, it leaves no blob: the pieces are thrown away behind the
+// caller's back. Thread safety: part_hashed(), grew_to() and ended() from the writer's thread,
+// never blocking (an I/O thread calls them); then finish() or abandon(), once, from any thread.
 class growing_put {
 public:
     virtual ~growing_put() = default;  // abandons it, unless finished
+    // The next part's bytes hash to `sha256`: told before grew_to() or ended() passes its end.
+    virtual void part_hashed(std::string sha256) noexcept = 0;
     // The file holds `size` bytes now; they will not change.
     virtual void grew_to(std::uint64_t size) noexcept = 0;
     // The file is whole at its last size: the rest may go.
@@ -66,7 +79,16 @@ public:
     // "s3://bucket/prefix at https://endpoint": for messages and the data folder's marker.
     virtual std::string describe() const = 0;
     // Puts `file` (whose bytes hash to `sha256`) as the blob `sha256`; whole or not at all.
-    virtual result<void> put(std::string_view sha256, const std::filesystem::path& file) = 0;
+    // `written`, when not null, holds the digests of its parts as it was written: the store then
+    // refuses bytes that differ, and the file is not hashed again.
+    virtual result<void> put(std::string_view sha256, const std::filesystem::path& file,
+                             const part_digests* written) = 0;
+    // The size of the parts a file of at most `most_bytes` goes to this store in; 0 when it takes
+    // files whole (no part digests are worth taking).
+    virtual std::uint64_t part_size_for(std::uint64_t most_bytes) const {
+        (void)most_bytes;
+        return 0;
+    }
     // Begins putting `file`, still being written (to at most `most_bytes`), as the blob `sha256`.
     // Null when this store cannot now: the caller puts the file once it is whole. Makes no
     // request itself, so an I/O thread may call it.

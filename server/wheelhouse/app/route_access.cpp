@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheelhouse/auth/build_labels.hpp"
 #include "wheelhouse/auth/credentials.hpp"
 #include "wheelhouse/distribution/file_name.hpp"
 #include "wheelhouse/error_text.hpp"
@@ -163,6 +164,11 @@ result<std::string> may_act_on_file(const route_request& request, std::string_vi
     std::string named_project = named->project();
     if (auto allowed = may_act_on(request, named_project); !allowed) return allowed.error();
     return named_project;
+}
+
+bool may_store_early(const auth::token_grant& grant, access needed, std::string_view filename) {
+    const auto named = distribution::parse_file_name(filename);
+    return named && grant_covers(grant, needed, named->project()) && auth::permits_file(grant, filename);
 }
 
 result<void> check_access(const auth::token_store& tokens, const http::request_header<>& header, bool private_index,

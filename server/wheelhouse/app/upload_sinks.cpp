@@ -1,5 +1,6 @@
 #include "wheelhouse/app/upload_sinks.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -21,16 +22,20 @@ result<spool_target> spool_target::create(const storage::blob_store& store, std:
     return spool_target(store, most_bytes, std::move(spool).value(), std::move(file), std::move(sha256).value());
 }
 
-result<void> spool_target::append(std::span<const char> bytes, std::optional<std::string_view> declared) {
+result<void> spool_target::append(std::span<const char> bytes) {
     // Asked once, when the file reaches the size worth it: a small upload never starts one.
     if (!asked_early_ && size_ + bytes.size() >= storage::put_as_written_from) {
         asked_early_ = true;
+        const auto declared = early_sha256_ ? early_sha256_() : std::nullopt;
         if (declared && crypto::is_sha256_hex(*declared)) {
-            if (auto early = store_->put_owned_as_written(*declared, spool_, most_bytes_))
+            if (auto early = store_->put_owned_as_written(*declared, spool_, most_bytes_)) {
                 early_ = std::make_shared<storage::early_blob>(std::move(*early));
+                for (const auto& digest : parts_.sha256) early_->put->part_hashed(digest);
+            }
         }
     }
     sha256_.update(std::string_view(bytes.data(), bytes.size()));
+    if (auto hashed = hash_parts(std::string_view(bytes.data(), bytes.size())); !hashed) return hashed;
     size_ += bytes.size();
     if (const int code = storage::write_all(file_.get(), {bytes.data(), bytes.size()}); code != 0) {
         return make_error(code == ENOSPC ? error_kind::unavailable : error_kind::internal,
@@ -40,20 +45,51 @@ result<void> spool_target::append(std::span<const char> bytes, std::optional<std
     return {};
 }
 
+result<void> spool_target::hash_parts(std::string_view bytes) {
+    while (parts_.part_size != 0 && !bytes.empty()) {
+        if (!part_hasher_) {
+            auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
+            if (!hasher) return hasher.error();
+            part_hasher_.emplace(std::move(*hasher));
+        }
+        const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), parts_.part_size - part_filled_));
+        part_hasher_->update(bytes.substr(0, take));
+        part_filled_ += take;
+        bytes.remove_prefix(take);
+        if (part_filled_ == parts_.part_size) close_part();
+    }
+    return {};
+}
+
+void spool_target::close_part() {
+    parts_.sha256.push_back(part_hasher_->finish_hex());
+    part_hasher_.reset();
+    part_filled_ = 0;
+    if (early_) early_->put->part_hashed(parts_.sha256.back());
+}
+
 void spool_target::ended() noexcept {
+    if (ended_) return;
+    ended_ = true;
+    if (part_filled_ > 0) close_part();
     if (early_) early_->put->ended();
 }
 
 received_upload spool_target::release() {
     (void)file_.close();
     ended();
-    return {std::move(spool_), ingest::received_digests{sha256_.finish_hex(), size_}, std::move(early_)};
+    return {std::move(spool_), ingest::received_digests{sha256_.finish_hex(), size_, std::move(parts_)}, std::move(early_)};
 }
 
-upload_sink::upload_sink(spool_target target, std::string_view boundary) : target_(std::move(target)) {
+upload_sink::upload_sink(spool_target target, std::string_view boundary,
+                         std::function<bool(std::string_view filename)> may_store_early)
+    : target_(std::move(target)) {
+    form_.emplace([this](std::span<const char> bytes) { return target_.append(bytes); }, boundary);
     // twine sends sha256_digest before the content (requests puts the files last)
-    form_.emplace([this](std::span<const char> bytes) { return target_.append(bytes, form_->fields.first_value("sha256_digest")); },
-                  boundary);
+    target_.send_early_if([this, may = std::move(may_store_early)]() -> std::optional<std::string_view> {
+        if (!may(form_->fields.content_filename())) return std::nullopt;
+        return form_->fields.first_value("sha256_digest");
+    });
 }
 
 result<void> upload_sink::write(std::span<const char> bytes) {

@@ -3,6 +3,7 @@
 // -T), or through the multipart parser, whose `content` part goes into the spool file (twine, curl -F).
 // Either way the wheel is never held in memory, and dropping the sink removes the spool file.
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -24,17 +25,24 @@ struct received_upload {
 };
 
 // An open spool file that bytes are appended to, hashed as they pass: the ingester then need
-// not read a large wheel back for its SHA-256. With a bucket, a large file whose sha256 the client
-// declared before its bytes (twine's sha256_digest field) goes to the bucket as it arrives, so the
-// upload into the store ends soon after the body does.
+// not read a large wheel back for its SHA-256. With a bucket, each part the bucket will take is
+// hashed as it passes too, so the parts are signed with what arrived and never read back to hash;
+// and a large file whose sha256 the client declared before its bytes (twine's sha256_digest
+// field) goes to the bucket as it arrives, so the upload into the store ends soon after the body
+// does.
 class spool_target {
 public:
+    // The sha256 the client declared for a file that may go to the bucket as it arrives; nullopt
+    // when it declared none by now, or the file may not go before the handler's checks.
+    using early_sha256 = std::function<std::optional<std::string_view>()>;
+
     // At most `most_bytes` will be appended.
     static result<spool_target> create(const storage::blob_store& store, std::uint64_t most_bytes);
 
-    // `declared`: the sha256 the client says the file has, when it has said so by now.
-    result<void> append(std::span<const char> bytes, std::optional<std::string_view> declared = std::nullopt);
-    // Every byte is in: the rest may go to the bucket.
+    // Asked once, when the file grows large enough to be worth sending as it arrives.
+    void send_early_if(early_sha256 declared) { early_sha256_ = std::move(declared); }
+    result<void> append(std::span<const char> bytes);
+    // Every byte is in: the rest may go to the bucket. Once; later calls do nothing.
     void ended() noexcept;
     // Closes the descriptor and hands the file over (to the ingester).
     received_upload release();
@@ -43,7 +51,11 @@ private:
     spool_target(const storage::blob_store& store, std::uint64_t most_bytes, storage::spool_file spool,
                  storage::descriptor file, crypto::hasher sha256) noexcept
         : store_(&store), most_bytes_(most_bytes), spool_(std::move(spool)), file_(std::move(file)),
-          sha256_(std::move(sha256)) {}
+          sha256_(std::move(sha256)), parts_{store.part_size_for(most_bytes), {}} {}
+
+    result<void> hash_parts(std::string_view bytes);
+    // The part being hashed is whole (or the last): its digest is kept, and told to the early put.
+    void close_part();
 
     const storage::blob_store* store_;
     std::uint64_t most_bytes_;
@@ -51,6 +63,11 @@ private:
     storage::descriptor file_;
     crypto::hasher sha256_;
     std::uint64_t size_ = 0;
+    storage::part_digests parts_;  // part_size 0: the store takes files whole
+    std::optional<crypto::hasher> part_hasher_;
+    std::uint64_t part_filled_ = 0;
+    bool ended_ = false;
+    early_sha256 early_sha256_;
     bool asked_early_ = false;
     std::shared_ptr<storage::early_blob> early_;  // after spool_: dropped (and its claim) first
 };
@@ -62,8 +79,10 @@ class upload_sink final : public transport::body_sink {
 public:
     // A raw upload: the body is the file.
     explicit upload_sink(spool_target target) : target_(std::move(target)) {}
-    // A form whose parts `boundary` separates.
-    upload_sink(spool_target target, std::string_view boundary);
+    // A form whose parts `boundary` separates. Its `content` goes to the bucket while it arrives
+    // only when `may_store_early` allows the filename the part names (the token's scope: fail closed).
+    upload_sink(spool_target target, std::string_view boundary,
+                std::function<bool(std::string_view filename)> may_store_early);
     upload_sink(const upload_sink&) = delete;
     upload_sink& operator=(const upload_sink&) = delete;
 

@@ -100,7 +100,7 @@ int check_probe(s3::object_client& client, const probe_file& probe, const std::s
     // Only the store's own verdict on the digest proves it checks digests: a 500, a 403 or a
     // dropped connection proves nothing.
     const std::string wrong = client.key_of(".wheelhouse-check/mismatch-" + probe.sha256);
-    auto lied = client.try_put_file(wrong, probe.path, crypto::sha256_hex("other bytes"));
+    auto lied = client.try_put_file(wrong, probe.path, crypto::sha256_hex("other bytes"), nullptr);
     if (!lied) return fail("the integrity check", lied.error());
     if (lied->status / 100 == 2) (void)client.remove(wrong);
     if (lied->status != 400 || (lied->code != "XAmzContentSHA256Mismatch" && lied->code != "BadDigest")) {
@@ -127,7 +127,7 @@ int check(const s3_check_options& options) {
     if (auto written = write_probe(probe, options.probe_bytes); !written) return fail("the probe", written.error());
     const std::string key = client.key_of(".wheelhouse-check/" + probe.sha256);
     const auto started = std::chrono::steady_clock::now();
-    if (auto put = client.put_file(key, probe.path, probe.sha256); !put) return fail("uploading a probe", put.error());
+    if (auto put = client.put_file(key, probe.path, probe.sha256, nullptr); !put) return fail("uploading a probe", put.error());
     const auto took = std::chrono::steady_clock::now() - started;
     // From here on, whichever step fails, the probe does not stay in the bucket.
     struct probe_removal {

@@ -66,7 +66,7 @@ result<void> push_one(s3::object_client& client, const std::filesystem::path& fi
     auto there = client.look_up(key);
     if (!there) return there.error();
     if (*there && (*there)->size == size && (*there)->sha256 == *sha256) return (++counts.present, result<void>{});
-    auto put = client.try_put_file(key, file, *sha256);
+    auto put = client.try_put_file(key, file, *sha256, nullptr);
     if (!put) return vanished() ? result<void>{} : result<void>(put.error());
     if (!put->refusal) {
         ++counts.copied;

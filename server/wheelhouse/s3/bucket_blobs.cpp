@@ -53,16 +53,20 @@ auto bucket_blobs::measured(metrics::store_operation operation, std::string_view
     return answer;
 }
 
-result<void> bucket_blobs::put(std::string_view sha256, const std::filesystem::path& file) {
+result<void> bucket_blobs::put(std::string_view sha256, const std::filesystem::path& file,
+                               const storage::part_digests* written) {
     return measured(metrics::store_operation::put, sha256,
-                    [&](const std::string& key) { return client_->put_file(key, file, sha256); });
+                    [&](const std::string& key) { return client_->put_file(key, file, sha256, written); });
 }
+
+std::uint64_t bucket_blobs::part_size_for(std::uint64_t most_bytes) const { return s3::part_size_for(most_bytes); }
 
 // Its finish() timed and its failure told as every other request's.
 class bucket_blobs::measured_put final : public storage::growing_put {
 public:
     measured_put(bucket_blobs& blobs, std::string sha256, std::unique_ptr<storage::growing_put> upload)
         : blobs_(blobs), sha256_(std::move(sha256)), upload_(std::move(upload)) {}
+    void part_hashed(std::string sha256) noexcept override { upload_->part_hashed(std::move(sha256)); }
     void grew_to(std::uint64_t size) noexcept override { upload_->grew_to(size); }
     void ended() noexcept override { upload_->ended(); }
     storage::leftovers left() const noexcept override { return upload_->left(); }
@@ -83,8 +87,9 @@ std::unique_ptr<storage::growing_put> bucket_blobs::put_as_written(std::string_v
                                                                   const std::filesystem::path& file,
                                                                   std::uint64_t most_bytes) {
     if (steady_ms(std::chrono::steady_clock::now()) < resting_until_ms_.load(std::memory_order_relaxed)) return nullptr;
+    // The writer (the upload's spool) hashes each part as it arrives: part_hashed().
     auto upload = std::make_shared<part_upload>(*client_, key_of(sha256), file, std::string(sha256),
-                                                part_size_for(most_bytes));
+                                                storage::part_digests{part_size_for(most_bytes), {}});
     auto running = upload_as_written(uploads_as_written_, std::move(upload));
     if (!running) return nullptr;
     return std::make_unique<measured_put>(*this, std::string(sha256), std::move(running));

@@ -33,7 +33,9 @@ public:
         : client_(std::move(client)), metrics_(metrics) {}
 
     std::string describe() const override;
-    result<void> put(std::string_view sha256, const std::filesystem::path& file) override;
+    result<void> put(std::string_view sha256, const std::filesystem::path& file,
+                     const storage::part_digests* written) override;
+    std::uint64_t part_size_for(std::uint64_t most_bytes) const override;
     // A multipart upload on a thread of its own (s3/part_upload.hpp), at most two at once; null
     // while the store rests after a failure.
     std::unique_ptr<storage::growing_put> put_as_written(std::string_view sha256, const std::filesystem::path& file,

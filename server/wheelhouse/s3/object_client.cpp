@@ -540,16 +540,25 @@ result<void> object_client::check_bucket() {
 }
 
 result<put_answer> object_client::try_put_file(std::string_view key, const std::filesystem::path& file,
-                                               std::string_view sha256) {
+                                               std::string_view sha256, const storage::part_digests* written) {
     std::error_code unreadable;
     const std::uint64_t size = std::filesystem::file_size(file, unreadable);
     if (unreadable) return make_error(error_kind::internal, "cannot read " + file.string() + ": " + unreadable.message());
     if (size > single_put_limit) {
+        const auto send = [size](part_upload& whole) {
+            whole.grew_to(size);
+            whole.ended();
+            whole.complete();
+            return whole.run();
+        };
+        // Digests of parts too small for this file, or of another file, are not used.
+        if (written != nullptr && written->part_size >= part_size_for(size) &&
+            written->sha256.size() == (size + written->part_size - 1) / written->part_size) {
+            part_upload whole(*this, std::string(key), file, std::string(sha256), *written);
+            return send(whole);
+        }
         part_upload whole(*this, std::string(key), file, std::string(sha256), part_size_for(size));
-        whole.grew_to(size);
-        whole.ended();
-        whole.complete();
-        return whole.run();
+        return send(whole);
     }
     http::request<http::file_body> request;
     error_code ec;
@@ -562,8 +571,8 @@ result<put_answer> object_client::try_put_file(std::string_view key, const std::
 }
 
 result<void> object_client::put_file(std::string_view key, const std::filesystem::path& file,
-                                     std::string_view sha256) {
-    auto put = try_put_file(key, file, sha256);
+                                     std::string_view sha256, const storage::part_digests* written) {
+    auto put = try_put_file(key, file, sha256, written);
     if (!put) return put.error();
     if (put->refusal) return *put->refusal;
     return {};

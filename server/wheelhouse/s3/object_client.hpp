@@ -21,6 +21,7 @@
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/s3/signature_v4.hpp"
 #include "wheelhouse/s3/xml_answer.hpp"
+#include "wheelhouse/storage/object_store.hpp"
 
 namespace wheelhouse::s3 {
 
@@ -78,10 +79,13 @@ public:
     // HEAD of the bucket: it exists and these credentials may use it.
     result<void> check_bucket();
     // PUT of `file` as `key`; `sha256` is the file's (hex), checked by the store and recorded
-    // beside the object (x-amz-meta-sha256).
-    result<void> put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
+    // beside the object (x-amz-meta-sha256). A large file goes in parts (part_upload), each
+    // signed with its digest in `written` when that is not null and cuts the file as it does.
+    result<void> put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256,
+                          const storage::part_digests* written);
     // The same, the store's answer given back whatever it is; an error only when no answer came.
-    result<put_answer> try_put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256);
+    result<put_answer> try_put_file(std::string_view key, const std::filesystem::path& file, std::string_view sha256,
+                                    const storage::part_digests* written);
     // The steps of a multipart upload, which s3/part_upload.hpp runs: begin (the whole file's
     // sha256 recorded beside the object to be), each part, complete (the ETags by part number),
     // and abort (a store keeps the parts of an upload never completed, unseen by readers, until

@@ -35,11 +35,23 @@ struct part_upload::part {
     unsigned number = 0;
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
+    std::string sha256;  // the writer's, when it hashes the parts
 };
 
 part_upload::part_upload(object_client& client, std::string key, std::filesystem::path file, std::string sha256,
                          std::uint64_t part_size)
-    : client_(client), key_(std::move(key)), file_(std::move(file)), sha256_(std::move(sha256)), part_size_(part_size) {}
+    : client_(client), key_(std::move(key)), file_(std::move(file)), sha256_(std::move(sha256)),
+      part_size_(part_size), hashed_by_writer_(false) {}
+
+part_upload::part_upload(object_client& client, std::string key, std::filesystem::path file, std::string sha256,
+                         storage::part_digests written)
+    : client_(client), key_(std::move(key)), file_(std::move(file)), sha256_(std::move(sha256)),
+      part_size_(written.part_size), hashed_by_writer_(true), written_(std::move(written.sha256)) {}
+
+void part_upload::part_hashed(std::string sha256) noexcept {
+    std::lock_guard lock(guard_);
+    written_.push_back(std::move(sha256));
+}
 
 void part_upload::grew_to(std::uint64_t size) noexcept {
     std::lock_guard lock(guard_);
@@ -100,7 +112,16 @@ std::optional<part_upload::part> part_upload::next_part(unsigned number) {
         return failure_ || decided_ == decision::abandon || ended_ || available_ >= offset + part_size_;
     });
     if (failure_ || decided_ == decision::abandon || available_ <= offset) return std::nullopt;
-    return part{number, offset, std::min(part_size_, available_ - offset)};
+    part next{number, offset, std::min(part_size_, available_ - offset), {}};
+    if (hashed_by_writer_) {
+        if (written_.size() < number) {  // never sent unsigned: the writer broke its word
+            failure_ = make_error(error_kind::internal, "part " + std::to_string(number) + " of " + file_.string() +
+                                                            " was written without its digest");
+            return std::nullopt;
+        }
+        next.sha256 = written_[number - 1];
+    }
+    return next;
 }
 
 result<put_answer> part_upload::run() {
@@ -132,9 +153,28 @@ result<put_answer> part_upload::run() {
     return sent;
 }
 
-// The file is read once in order, each part hashed with the whole file, and the parts go out
-// parts_at_once at a time while the next are read. The whole file's sha256 is checked before
-// the upload may complete: the store checks each part only against what was read.
+std::optional<file_part> part_upload::read_part(const part& next, int in, crypto::hasher& whole,
+                                               std::vector<char>& block) {
+    auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
+    if (!hasher) return std::nullopt;
+    std::uint64_t at = next.offset;
+    for (const std::uint64_t end = next.offset + next.length; at < end;) {
+        const auto got = ::pread(in, block.data(), std::min<std::uint64_t>(end - at, block.size()), static_cast<off_t>(at));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return std::nullopt;  // shorter than it was said to be: never send a part short
+        const std::string_view bytes(block.data(), static_cast<std::size_t>(got));
+        hasher->update(bytes);
+        whole.update(bytes);
+        at += static_cast<std::uint64_t>(got);
+    }
+    return file_part{file_, next.number, next.offset, next.length, hasher->finish_hex()};
+}
+
+// The parts go out parts_at_once at a time while the next are cut. Read here, the file is read
+// once in order, each part hashed with the whole file, whose sha256 is checked before the upload
+// may complete: the store checks each part only against what was read. Hashed by the writer as
+// the bytes arrived, a part is not read but by its sender, and the store checks it against what
+// arrived.
 result<put_answer> part_upload::send_all(const std::string& upload_id) {
     std::deque<file_part> ready;
     bool planned_all = false;
@@ -161,39 +201,30 @@ result<put_answer> part_upload::send_all(const std::string& upload_id) {
     }
 
     auto whole = crypto::hasher::create(crypto::hash_algorithm::sha256);
-    storage::descriptor in{::open(file_.c_str(), O_RDONLY | O_CLOEXEC)};
+    storage::descriptor in;
+    if (!hashed_by_writer_) in = storage::descriptor{::open(file_.c_str(), O_RDONLY | O_CLOEXEC)};
     const auto unreadable = [&] { return make_error(error_kind::internal, "cannot read " + file_.string()); };
-    if (!whole || !in) fail(unreadable());
-    std::vector<char> block(1 << 20);
-    for (unsigned number = 1; whole && in; ++number) {
+    if (!whole || (!hashed_by_writer_ && !in)) fail(unreadable());
+    std::vector<char> block(hashed_by_writer_ ? 0 : 1 << 20);
+    for (unsigned number = 1; whole && (hashed_by_writer_ || in); ++number) {
         auto next = next_part(number);
         if (!next) break;
-        auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
-        if (!hasher) break;
-        std::uint64_t at = next->offset;
-        for (const std::uint64_t end = next->offset + next->length; at < end;) {
-            const auto got = ::pread(in.get(), block.data(), std::min<std::uint64_t>(end - at, block.size()),
-                                     static_cast<off_t>(at));
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) break;  // shorter than it was said to be: never send a part short
-            const std::string_view bytes(block.data(), static_cast<std::size_t>(got));
-            hasher->update(bytes);
-            whole->update(bytes);
-            at += static_cast<std::uint64_t>(got);
-        }
-        if (at != next->offset + next->length) {
+        auto piece = hashed_by_writer_ ? std::optional(file_part{file_, number, next->offset, next->length, next->sha256})
+                                       : read_part(*next, in.get(), *whole, block);
+        if (!piece) {
             fail(unreadable());
             break;
         }
         std::lock_guard lock(guard_);
         etags_.resize(number);
-        ready.push_back(file_part{file_, number, next->offset, next->length, hasher->finish_hex()});
+        ready.push_back(std::move(*piece));
         changed_.notify_all();
     }
     {
         std::lock_guard lock(guard_);
         const bool read_all = !failure_ && decided_ != decision::abandon;
-        if (read_all && (!whole || whole->finish_hex() != sha256_ || etags_.empty())) {
+        const bool other_bytes = !hashed_by_writer_ && (!whole || whole->finish_hex() != sha256_);
+        if (read_all && (other_bytes || etags_.empty())) {
             failure_ = put_answer{400, "BadDigest", make_error(error_kind::upstream, "the bytes of " + file_.string() +
                                                                                      " do not hash to " + sha256_)};
         }
@@ -255,6 +286,7 @@ public:
     upload_in_background(const upload_in_background&) = delete;
     upload_in_background& operator=(const upload_in_background&) = delete;
 
+    void part_hashed(std::string sha256) noexcept override { upload_->part_hashed(std::move(sha256)); }
     void grew_to(std::uint64_t size) noexcept override { upload_->grew_to(size); }
     void ended() noexcept override { upload_->ended(); }
     storage::leftovers left() const noexcept override { return upload_->left(); }

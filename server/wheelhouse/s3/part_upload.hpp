@@ -1,13 +1,15 @@
 #pragma once
 // A multipart upload of one key from one file, which may still be growing (an upload's spool as
-// its body arrives). Parts are cut at part_size once their bytes are in the file, read once in
-// order (each part hashed, its sha256 signed so the store refuses a part changed on the way, and
-// the whole file hashed), and sent parts_at_once at a time on connections of their own. The upload
-// is completed only when told to (complete()) and the whole file hashes to the key's sha256;
-// otherwise, or on any failure, it is aborted and leaves no object.
+// its body arrives). Parts are cut at part_size once their bytes are in the file and sent
+// parts_at_once at a time on connections of their own, each with its sha256 signed so the store
+// refuses a part whose bytes differ. That sha256 is either the writer's, taken as the bytes arrived
+// (it has checked the whole file against the key's sha256 itself), or taken here, reading the
+// file once in order and hashing the whole file too. The upload is completed only when told to
+// (complete()) and, when read here, the whole file hashes to the key's sha256; otherwise, or on
+// any failure, it is aborted and leaves no object.
 //
-// Thread safety: grew_to(), ended(), complete() and abandon() from any thread at any time,
-// never blocking on the network; run() on one thread, once.
+// Thread safety: part_hashed(), grew_to(), ended(), complete() and abandon() from any thread at
+// any time, never blocking on the network; run() on one thread, once.
 
 #include <atomic>
 #include <condition_variable>
@@ -21,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "wheelhouse/crypto/hasher.hpp"
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/s3/object_client.hpp"
 #include "wheelhouse/storage/object_store.hpp"
@@ -33,9 +36,16 @@ std::uint64_t part_size_for(std::uint64_t most_bytes);
 
 class part_upload {
 public:
+    // Each part read and hashed here.
     part_upload(object_client& client, std::string key, std::filesystem::path file, std::string sha256,
                 std::uint64_t part_size);
+    // Each part as `written` cuts the file, signed with its digest there or, for those it lacks,
+    // the one part_hashed() tells; the file is never read but to send it.
+    part_upload(object_client& client, std::string key, std::filesystem::path file, std::string sha256,
+                storage::part_digests written);
 
+    // The next part the writer has not told of hashes to `sha256` (it tells before its end is in).
+    void part_hashed(std::string sha256) noexcept;
     // The file holds `size` bytes now.
     void grew_to(std::uint64_t size) noexcept;
     // The file is whole at its last size.
@@ -56,6 +66,8 @@ private:
     // The next part once its bytes are in the file (or the file ended); nullopt when there is
     // none, or the upload stops.
     std::optional<part> next_part(unsigned number);
+    // The part read from `in` and hashed (with `whole`), or nullopt when the file was short.
+    std::optional<file_part> read_part(const part& next, int in, crypto::hasher& whole, std::vector<char>& block);
     result<put_answer> send_all(const std::string& upload_id);
     void fail(result<put_answer> why);
     // run() has ended, leaving `left`: tells abandon()'s listener.
@@ -66,6 +78,7 @@ private:
     const std::filesystem::path file_;
     const std::string sha256_;
     const std::uint64_t part_size_;
+    const bool hashed_by_writer_;
 
     std::mutex guard_;
     std::condition_variable changed_;
@@ -74,6 +87,7 @@ private:
     enum class decision { none, complete, abandon } decided_ = decision::none;
     std::optional<result<put_answer>> failure_;
     std::vector<std::string> etags_;  // by part number, as the store gave them
+    std::vector<std::string> written_;  // the writer's digests, by part number
     bool ran_ = false;
     storage::leftovers left_ = storage::leftovers::none;
     std::function<void(storage::leftovers)> settled_;

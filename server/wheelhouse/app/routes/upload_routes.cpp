@@ -127,8 +127,12 @@ transport::body_plan plan_upload(route_context& context, const http::request_hea
     auto target_file = spool_target::create(context.blobs, max_bytes);
     if (!target_file) return reject(target_file.error());
 
+    // A raw upload's filename was checked with the headers, and it declares no sha256 to send early by.
+    auto may_store_early = [grant = request.grant, needed = request.matched->needs](std::string_view filename) {
+        return grant && app::may_store_early(*grant, needed, filename);
+    };
     auto sink = raw ? std::make_shared<upload_sink>(std::move(*target_file))
-                    : std::make_shared<upload_sink>(std::move(*target_file), *boundary);
+                    : std::make_shared<upload_sink>(std::move(*target_file), *boundary, std::move(may_store_early));
     request.planned_upload = sink;
     transport::body_plan plan;
     plan.how = transport::body_plan::kind::stream;
