@@ -5,7 +5,7 @@ the box with the server, each figure beside a reference measured in the same run
    sha256_digest before the content: the parts go to the bucket as the body arrives) and curl -T
    (spooled, then put in parts beside the checks), each to its 201 (row committed), beside `s3cmd
    put` of the same file into the same bucket. Wall time from the first byte sent to the answer;
-   the server's peak RSS (of the PUT run).
+   the server's peak RSS and its CPU time during the upload.
 2. The download's 302 to a presigned URL, under wrk, beside nginx answering `return 302` for the
    same path: req/s, p99, CPU per request (the server's or nginx's worker's own).
 3. Small durable uploads (curl -T, 8 at once): wheels/s into the bucket beside the same server
@@ -140,10 +140,10 @@ def main() -> None:
 def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -> None:
     wheel = big_wheel(work / "big", arguments.size_mib * MiB)
     print(f"1. {arguments.size_mib} MiB: wheelhouse upload into the bucket vs s3cmd put, its default multipart "
-          "and one PUT (wall s, RSS MiB)")
+          "and one PUT (wall s, RSS MiB, the server's CPU s)")
     digests = twine_digests(wheel)
     for run in range(arguments.runs):
-        ours, peaks = {}, {}
+        ours, peaks, cpu = {}, {}, {}
         builds = [("", os.environ.get("WHEELHOUSE_BIN", str(REPO / "build/release/server/wheelhouse")))]
         if arguments.baseline:
             builds.append(("baseline ", arguments.baseline))
@@ -156,11 +156,13 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
             secret = token(data)
             server = bucket_server(data, f"big{run}{tag}/")
             before = proc_status(server.process.pid)["VmHWM"] / 1024
+            cpu_before = cpu_total(server.process.pid)
             try:
                 ours[mode] = upload(server.url, secret, wheel, declared)
             except SystemExit:
                 print(server.stderr()[-3000:], file=sys.stderr)
                 raise
+            cpu[mode] = cpu_total(server.process.pid) - cpu_before
             peaks[mode] = f"{proc_status(server.process.pid)['VmHWM'] / 1024:.0f} (before {before:.0f})"
             server.stop()
             subprocess.run([*s3cmd, "del", "--recursive", "--force", f"s3://bench/big{run}{tag}/"],
@@ -179,7 +181,8 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
             f"{mode} {took:.2f} s ({arguments.size_mib / took:.0f} MiB/s, {best / took:.2f}x s3cmd's faster)"
             for mode, took in ours.items())
             + "; s3cmd " + ", ".join(f"{mode} {took:.2f} s" for mode, took in theirs.items())
-            + "; server RSS peak MiB " + ", ".join(f"{mode} {peak}" for mode, peak in peaks.items()))
+            + "; server RSS peak MiB " + ", ".join(f"{mode} {peak}" for mode, peak in peaks.items())
+            + "; server CPU s " + ", ".join(f"{mode} {seconds:.2f}" for mode, seconds in cpu.items()))
 
 
 def redirect(arguments, work: pathlib.Path, bucket_server) -> None:

@@ -200,17 +200,22 @@ result<put_answer> part_upload::send_all(const std::string& upload_id) {
         fail(make_error(error_kind::unavailable, std::string("the server cannot start a thread: ") + no_thread.what()));
     }
 
-    auto whole = crypto::hasher::create(crypto::hash_algorithm::sha256);
-    storage::descriptor in;
-    if (!hashed_by_writer_) in = storage::descriptor{::open(file_.c_str(), O_RDONLY | O_CLOEXEC)};
     const auto unreadable = [&] { return make_error(error_kind::internal, "cannot read " + file_.string()); };
-    if (!whole || (!hashed_by_writer_ && !in)) fail(unreadable());
-    std::vector<char> block(hashed_by_writer_ ? 0 : 1 << 20);
-    for (unsigned number = 1; whole && (hashed_by_writer_ || in); ++number) {
+    std::optional<crypto::hasher> whole;  // of what is read here
+    storage::descriptor in;
+    std::vector<char> block;
+    if (!hashed_by_writer_) {
+        auto hasher = crypto::hasher::create(crypto::hash_algorithm::sha256);
+        in = storage::descriptor{::open(file_.c_str(), O_RDONLY | O_CLOEXEC)};
+        if (hasher && in) whole.emplace(std::move(*hasher));
+        else fail(unreadable());  // next_part() then gives none
+        block.resize(1 << 20);
+    }
+    for (unsigned number = 1;; ++number) {
         auto next = next_part(number);
         if (!next) break;
-        auto piece = hashed_by_writer_ ? std::optional(file_part{file_, number, next->offset, next->length, next->sha256})
-                                       : read_part(*next, in.get(), *whole, block);
+        auto piece = whole ? read_part(*next, in.get(), *whole, block)
+                           : std::optional(file_part{file_, number, next->offset, next->length, next->sha256});
         if (!piece) {
             fail(unreadable());
             break;
@@ -223,7 +228,7 @@ result<put_answer> part_upload::send_all(const std::string& upload_id) {
     {
         std::lock_guard lock(guard_);
         const bool read_all = !failure_ && decided_ != decision::abandon;
-        const bool other_bytes = !hashed_by_writer_ && (!whole || whole->finish_hex() != sha256_);
+        const bool other_bytes = whole && whole->finish_hex() != sha256_;
         if (read_all && (other_bytes || etags_.empty())) {
             failure_ = put_answer{400, "BadDigest", make_error(error_kind::upstream, "the bytes of " + file_.string() +
                                                                                      " do not hash to " + sha256_)};
