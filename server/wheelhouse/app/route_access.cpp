@@ -167,8 +167,9 @@ result<std::string> may_act_on_file(const route_request& request, std::string_vi
 }
 
 bool may_store_early(const auth::token_grant& grant, access needed, std::string_view filename) {
-    const auto named = distribution::parse_file_name(filename);
-    return named && grant_covers(grant, needed, named->project()) && auth::permits_file(grant, filename);
+    // A wheel or sdist only, as the ingester takes: a .metadata or variants.json name is refused.
+    const auto named = distribution::parse_archive_name(filename);
+    return named && grant_covers(grant, needed, distribution::project_of(*named)) && auth::permits_file(grant, filename);
 }
 
 result<void> check_access(const auth::token_store& tokens, const http::request_header<>& header, bool private_index,

@@ -59,7 +59,12 @@ result<void> bucket_blobs::put(std::string_view sha256, const std::filesystem::p
                     [&](const std::string& key) { return client_->put_file(key, file, sha256, written); });
 }
 
-std::uint64_t bucket_blobs::part_size_for(std::uint64_t most_bytes) const { return s3::part_size_for(most_bytes); }
+// 0 for a limit past what S3 holds (10,000 parts of 5 GiB): a file is then cut by its own size,
+// once whole, and its parts hashed as they are read.
+std::uint64_t bucket_blobs::part_size_for(std::uint64_t most_bytes) const {
+    const auto size = s3::part_size_for(most_bytes);
+    return size <= largest_part ? size : 0;
+}
 
 // Its finish() timed and its failure told as every other request's.
 class bucket_blobs::measured_put final : public storage::growing_put {
@@ -87,6 +92,7 @@ std::unique_ptr<storage::growing_put> bucket_blobs::put_as_written(std::string_v
                                                                   const std::filesystem::path& file,
                                                                   std::uint64_t most_bytes) {
     if (steady_ms(std::chrono::steady_clock::now()) < resting_until_ms_.load(std::memory_order_relaxed)) return nullptr;
+    if (part_size_for(most_bytes) == 0) return nullptr;
     // The writer (the upload's spool) hashes each part as it arrives: part_hashed().
     auto upload = std::make_shared<part_upload>(*client_, key_of(sha256), file, std::string(sha256),
                                                 storage::part_digests{part_size_for(most_bytes), {}});

@@ -552,7 +552,7 @@ result<put_answer> object_client::try_put_file(std::string_view key, const std::
             return whole.run();
         };
         // Digests of parts too small for this file, or of another file, are not used.
-        if (written != nullptr && written->part_size >= part_size_for(size) &&
+        if (written != nullptr && written->part_size >= part_size_for(size) && written->part_size <= largest_part &&
             written->sha256.size() == (size + written->part_size - 1) / written->part_size) {
             part_upload whole(*this, std::string(key), file, std::string(sha256), *written);
             return send(whole);

@@ -33,6 +33,8 @@ namespace wheelhouse::s3 {
 // Whole MiB, at least 8 MiB (S3 takes parts of 5 MiB and more, but the last), few enough that a
 // file of `most_bytes` needs no more than S3's 10,000 parts.
 std::uint64_t part_size_for(std::uint64_t most_bytes);
+// S3 takes no larger part (nor an object over 10,000 of them).
+inline constexpr std::uint64_t largest_part = 5ull << 30;
 
 class part_upload {
 public:
