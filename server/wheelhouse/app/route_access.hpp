@@ -32,11 +32,11 @@ result<void> may_act_on(const route_request& request, std::string_view named);
 // fail closed.
 result<std::string> may_act_on_file(const route_request& request, std::string_view filename);
 
-// Whether `grant` may store the file `filename` names as `needed` asks, before the handler's checks:
-// a large form upload going to the bucket while its body arrives. Yes only for a wheel's or an
-// sdist's name (distribution::parse_archive_name), of a project the grant covers, and of builds it
-// may publish; whatever it cannot tell is no (the
-// handler then refuses with the reason, or stores the file once whole).
+// Whether `grant` may store the file `filename` names as `needed` asks, before the handler's
+// checks: a large form upload going to the bucket while its body arrives. Yes only for a wheel's
+// or an sdist's name (distribution::parse_archive_name), of a project the grant covers, and of
+// builds it may publish; whatever it cannot tell is no (the handler then refuses with the
+// reason, or stores the file once whole).
 bool may_store_early(const auth::token_grant& grant, access needed, std::string_view filename);
 
 }  // namespace wheelhouse::app
