@@ -39,12 +39,13 @@ class WrappedServer:
     """`wheelhouse serve` started under another program (strace, unshare) that does not pass
     signals on: the server itself is found among the wrapper's descendants and signalled."""
 
-    def __init__(self, binary: pathlib.Path, data: pathlib.Path, wrapper: list[str], *extra: str):
+    def __init__(self, binary: pathlib.Path, data: pathlib.Path, wrapper: list[str], *extra: str,
+                 env: dict[str, str] | None = None):
         self.stderr_path = data.parent / f"{data.name}-stderr.log"
         self.stderr_file = open(self.stderr_path, "wb")
         command = [*wrapper, str(binary), "serve", "--listen", "127.0.0.1:0", "--data", str(data), "--access-log", "off",
                    *extra]
-        self.wrapper = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self.stderr_file)
+        self.wrapper = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self.stderr_file, env=env)
         deadline = time.monotonic() + 30
         while not (match := re.search(rb"listening on (http://[^/\s]+/)", self.stderr_path.read_bytes())):
             assert self.wrapper.poll() is None, f"the server did not start: {self.stderr()}"

@@ -23,6 +23,7 @@ import urllib.request
 import pytest
 
 from server_process import ServerProcess
+from test_durability import TRACED, Trace, WrappedServer
 from test_s3_check import RADOSGW, radosgw, s3cmd  # noqa: F401  (the module's radosgw fixture)
 from test_uploads import curl, make_token, twine
 from wheelbuilder import build_wheel
@@ -420,6 +421,41 @@ def test_wrong_credentials_stop_the_start_with_the_fix_first(tmp_path, radosgw, 
     assert "cannot use the bucket: check the access key pair" in message, message
     assert "not-the-secret" not in message and radosgw["S3_SECRET_KEY"] not in message
     assert not (data / "bucket").exists()
+
+
+def test_with_a_bucket_the_201_waits_for_fsyncs_of_its_metadata_never_for_a_syncfs_of_the_spools(
+        tmp_path, wheelhouse_bin, radosgw, bucket_server):  # noqa: F811
+    """A syncfs before the commit would write out the spool of every upload in flight, each a GiB
+    of bytes already in the bucket and deleted a moment later (a second of a 1 GiB upload's 14:
+    bench/README.md). What must be durable is on the disk: METADATA, its directories, the claims."""
+    data = tmp_path / "data"
+    data.mkdir()
+    token = make_token(wheelhouse_bin, data, "ci")
+    trace_path = tmp_path / "trace.txt"
+    strace = ["strace", "-f", "-yy", "-qq", "-s", "40", "-o", str(trace_path), "-e", "trace=" + ",".join(TRACED)]
+    server = WrappedServer(wheelhouse_bin, data, strace, *bucket_flags(radosgw, bucket_server.prefix),
+                           env=bucket_environment(radosgw))
+    wheel = build_wheel(tmp_path / "dist", "synced", "1.0")
+    sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    try:
+        status, body = curl("-T", str(wheel), "-u", f"__token__:{token}", server.url + "api/v1/files/")
+        assert status == 201, body
+    finally:
+        assert server.stop() == 0, server.stderr()
+
+    trace = Trace(trace_path)
+    placed = trace.first("link|linkat", lambda text: f"/{sha256}.metadata\"" in text)
+    fan_out = f"{data}/blobs/sha256/{sha256[:2]}"
+    synced = [trace.first("fsync|fdatasync", lambda text: f"/{sha256}.metadata>" in text, after=placed),
+              trace.first("fsync", lambda text: f"{fan_out}/{sha256[2:4]}>" in text, after=placed),
+              trace.first("fsync", lambda text: f"{fan_out}>" in text, after=placed),
+              trace.first("fsync", lambda text: f"{data}/tmp>" in text, after=placed)]
+    commit_written = trace.first("pwrite64|write", lambda text: "catalog.db-wal>" in text, after=max(synced),
+                                 ended=False)
+    answered = trace.first("sendmsg|sendto|write|writev", lambda text: "201 Created" in text, ended=False)
+    assert max(synced) < commit_written < answered, trace_path.read_text()[-4000:]
+    assert trace.find("syncfs", lambda text: True) is None
+    assert trace.find("fsync|fdatasync", lambda text: "/tmp/spool-" in text) is None
 
 
 def test_a_folder_whose_files_are_in_a_bucket_is_never_served_or_checked_without_it(

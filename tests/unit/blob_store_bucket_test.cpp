@@ -96,6 +96,21 @@ TEST_CASE("with a bucket, the index's own files go there, and METADATA and remov
     CHECK_FALSE(store->has_metadata(sha_of_wheel));
 }
 
+TEST_CASE("with a bucket, sync() passes over METADATA and directories removed since their put") {
+    temp_dir dir;
+    auto store = storage::blob_store::open(dir.path(), std::make_shared<map_bucket>("s3://wheels/ at https://s3.example"));
+    REQUIRE(store);
+    const auto kept = crypto::sha256_hex("kept");
+    const auto gone = crypto::sha256_hex("gone");
+    REQUIRE(store->put_metadata(kept, "Name: kept\n", storage::durability::at_sync));
+    REQUIRE(store->put_metadata(gone, "Name: gone\n", storage::durability::at_sync));
+    REQUIRE(store->remove(gone));
+    std::filesystem::remove_all(store->metadata_path(gone).parent_path().parent_path());
+    CHECK(store->sync());
+    CHECK(read_file(store->metadata_path(kept)) == "Name: kept\n");
+    CHECK(store->sync());  // nothing left to sync but tmp/
+}
+
 TEST_CASE("a bucket that fails is an error, never a file put on the disk instead") {
     temp_dir dir;
     auto bucket = std::make_shared<map_bucket>("s3://wheels/ at https://s3.example");

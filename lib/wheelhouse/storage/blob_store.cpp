@@ -366,6 +366,12 @@ result<spool_file> blob_store::claim_blob(std::string_view sha256, const spool_f
 result<put_outcome> blob_store::link_into_place(const std::filesystem::path& source,
                                                 const std::filesystem::path& target, durability when) const {
     const auto directory = target.parent_path();
+    if (bucket_ && when == durability::at_sync) {  // before the name appears: no sync may miss it
+        std::lock_guard lock(unsynced_->guard);
+        unsynced_->files.push_back(target);
+        // Its name, and those of the two fan-out levels make_blob_directories may make.
+        unsynced_->directories.insert({directory, directory.parent_path(), directory.parent_path().parent_path()});
+    }
     if (auto made = make_blob_directories(directory, when); !made) return made.error();
     // Durable bytes before a visible name; read-only because blobs never change.
     if (when == durability::now) {
@@ -418,7 +424,41 @@ result<put_outcome> blob_store::put_metadata(std::string_view sha256, std::strin
     return link_into_place(spool->path(), metadata_path(sha256), when);
 }
 
+result<void> blob_store::sync_listed() const {
+    std::vector<std::filesystem::path> files;
+    std::set<std::filesystem::path> directories{spool_dir()};  // the claims
+    {
+        std::lock_guard lock(unsynced_->guard);
+        files.swap(unsynced_->files);
+        directories.merge(unsynced_->directories);
+        unsynced_->directories.clear();
+    }
+    // A put that failed left no file, and a directory emptied since may be gone: nothing to sync.
+    const auto sync_if_there = [](const std::filesystem::path& path, bool directory) -> result<void> {
+        auto done = sync_path(path, directory);
+        std::error_code failure;
+        if (!done && !std::filesystem::exists(path, failure) && !failure) return {};
+        return done;
+    };
+    const auto synced = [&]() -> result<void> {
+        for (const auto& file : files) {
+            if (auto done = sync_if_there(file, false); !done) return done;
+        }
+        for (const auto& directory : directories) {
+            if (auto done = sync_if_there(directory, true); !done) return done;
+        }
+        return {};
+    }();
+    if (!synced) {  // for the next sync to try again
+        std::lock_guard lock(unsynced_->guard);
+        unsynced_->files.insert(unsynced_->files.end(), files.begin(), files.end());
+        unsynced_->directories.merge(directories);
+    }
+    return synced;
+}
+
 result<void> blob_store::sync() const {
+    if (bucket_) return sync_listed();
     // One syncfs for a whole batch of new files, their directories included, instead of an
     // fsync per file and per directory: the number of syncs no longer grows with the batch.
     // It also flushes whatever else is dirty on that file system, which on a disk shared with

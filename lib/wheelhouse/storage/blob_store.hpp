@@ -16,8 +16,7 @@
 // exist, so a file whose lock is free was left by a process that is gone, whatever the PIDs
 // say (in a container the server is PID 1 in every run). The start-up sweep removes those.
 //
-// Thread safety: a blob_store holds only paths and the bucket's client; every member may be
-// called from any thread.
+// Thread safety: every member may be called from any thread.
 // Deciding WHEN a blob may be removed (no catalog row references it) is the caller's job; see
 // ingest::ingester.
 
@@ -27,9 +26,12 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wheelhouse/result.hpp"
 #include "wheelhouse/storage/descriptor.hpp"
@@ -197,8 +199,9 @@ public:
     result<put_outcome> put_metadata(std::string_view sha256, std::string_view metadata,
                                      durability when = durability::now) const;
 
-    // Makes every put with durability::at_sync before this call durable: one syncfs(2) of the
-    // file system holding blobs/ (and of tmp/'s, should it be another).
+    // Makes every put with durability::at_sync before this call durable, and the claims' names:
+    // one syncfs(2) of the file system holding blobs/ (and of tmp/'s, should it be another); with
+    // a bucket, an fsync of each such file (METADATA) and its directories, and of tmp/.
     result<void> sync() const;
 
     // Moves a damaged file out of blobs/ into DATA/quarantine/ (never deleted: a person may look
@@ -214,15 +217,26 @@ public:
     result<sweep_report> sweep_spool(const settle_claim& settle) const;
 
 private:
-    blob_store(std::filesystem::path data_dir, std::shared_ptr<object_store> bucket) noexcept
+    blob_store(std::filesystem::path data_dir, std::shared_ptr<object_store> bucket)
         : data_dir_(std::move(data_dir)), bucket_(std::move(bucket)) {}
     result<void> lock_bucket_marker();
     result<put_outcome> link_into_place(const std::filesystem::path& source, const std::filesystem::path& target,
                                         durability when) const;
     result<spool_file> create_locked(std::string_view name_prefix) const;
+    result<void> sync_listed() const;
+
+    // With a bucket, the local files put with durability::at_sync and the directories their names
+    // went into, for sync() to fsync: a syncfs would also write out tmp/'s spools of uploads in
+    // flight, each a GiB of bytes already in the bucket and deleted in a moment.
+    struct unsynced_paths {
+        std::mutex guard;
+        std::vector<std::filesystem::path> files;
+        std::set<std::filesystem::path> directories;
+    };
 
     std::filesystem::path data_dir_;
     std::shared_ptr<object_store> bucket_;
+    std::shared_ptr<unsynced_paths> unsynced_ = std::make_shared<unsynced_paths>();
     std::shared_ptr<descriptor> marker_lock_;  // DATA/bucket, locked shared, while a bucket is used
 };
 
