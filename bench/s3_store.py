@@ -11,7 +11,11 @@ the box with the server, each figure beside a reference measured in the same run
 3. Small durable uploads (curl -T, 8 at once): wheels/s into the bucket beside the same server
    on a local folder.
 
+radosgw is warmed first (its pools are made at their first use), and left to go idle after each
+upload's objects are deleted (its garbage collector), so no contender pays for another's.
+
     /usr/bin/python3 bench/s3_store.py [--size-mib 1024] [--runs 3] [--duration 10] [--baseline BIN]
+                                       [--only upload|redirect|small]
 """
 
 from __future__ import annotations
@@ -76,6 +80,31 @@ def cpu_total(pid: int) -> float:
     return sum(cpu_seconds(pid))
 
 
+def settle(rgw: pathlib.Path, longest: float = 30.0) -> None:
+    """Waits until radosgw and the OSD are idle (under 5% of a core for half a second): the
+    garbage collector throwing away the last upload's GiB must not slow the next one down."""
+    pids = [int((rgw / f"{daemon}.pid").read_text()) for daemon in ("radosgw", "osd")]
+    deadline = time.monotonic() + longest
+    while time.monotonic() < deadline:
+        before = [cpu_total(pid) for pid in pids]
+        time.sleep(0.5)
+        if all(cpu_total(pid) - was < 0.025 for pid, was in zip(pids, before)):
+            return
+
+
+def warm_up(work: pathlib.Path, s3cmd: list[str], rgw: pathlib.Path) -> None:
+    """Ceph makes radosgw's data pools at their first use (the multipart one at the first upload
+    in parts): an upload in parts and one in one PUT first, so no measured upload pays for it."""
+    sample = work / "warm-up"
+    sample.write_bytes(os.urandom(24 * MiB))
+    for flags in (["--multipart-chunk-size-mb=8"], ["--disable-multipart"]):
+        subprocess.run([*s3cmd, "put", *flags, str(sample), "s3://bench/warm-up"], check=True, capture_output=True,
+                       timeout=300)
+        subprocess.run([*s3cmd, "del", "s3://bench/warm-up"], check=True, capture_output=True, timeout=300)
+    sample.unlink()
+    settle(rgw)
+
+
 def wrk(url: str, duration: int) -> dict:
     done = subprocess.run(["wrk", "-t2", "-c32", f"-d{duration}s", "--latency", url], capture_output=True, text=True,
                           timeout=duration + 60, check=True)
@@ -126,8 +155,9 @@ def main() -> None:
                              "--s3-prefix", prefix, env=bucket_env, access_log="off").start()
 
     try:
+        warm_up(work, s3cmd, rgw)
         if arguments.only in (None, "upload"):
-            big_upload(arguments, work, s3cmd, bucket_server)
+            big_upload(arguments, work, s3cmd, bucket_server, rgw)
         if arguments.only in (None, "redirect"):
             redirect(arguments, work, bucket_server)
         if arguments.only in (None, "small"):
@@ -137,7 +167,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -> None:
+def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server, rgw: pathlib.Path) -> None:
     wheel = big_wheel(work / "big", arguments.size_mib * MiB)
     print(f"1. {arguments.size_mib} MiB: wheelhouse upload into the bucket vs s3cmd put, its default multipart "
           "and one PUT (wall s, RSS MiB, the server's CPU s)")
@@ -168,6 +198,7 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
             subprocess.run([*s3cmd, "del", "--recursive", "--force", f"s3://bench/big{run}{tag}/"],
                            capture_output=True, timeout=600)
             shutil.rmtree(data)
+            settle(rgw)
         os.environ["WHEELHOUSE_BIN"] = builds[0][1]
         theirs = {}
         for mode, flags in (("parts", []), ("one PUT", ["--disable-multipart"])):
@@ -176,6 +207,7 @@ def big_upload(arguments, work: pathlib.Path, s3cmd: list[str], bucket_server) -
                            check=True, capture_output=True, timeout=1800)
             theirs[mode] = time.monotonic() - started
             subprocess.run([*s3cmd, "del", f"s3://bench/s3cmd{run}.whl"], capture_output=True, timeout=600)
+            settle(rgw)
         best = min(theirs.values())
         print(f"   run {run + 1}: wheelhouse " + ", ".join(
             f"{mode} {took:.2f} s ({arguments.size_mib / took:.0f} MiB/s, {best / took:.2f}x s3cmd's faster)"
@@ -227,20 +259,25 @@ def redirect(arguments, work: pathlib.Path, bucket_server) -> None:
 def small_uploads(arguments, work: pathlib.Path, bucket_server) -> None:
     print(f"3. small durable uploads, 8 at once, {arguments.small} wheels: bucket vs local folder (wheels/s)")
     farm = work / "farm"
+    ours = os.environ.get("WHEELHOUSE_BIN", str(REPO / "build/release/server/wheelhouse"))
+    setups = [("bucket", ours), ("folder", ours)] + ([("baseline bucket", arguments.baseline)] if arguments.baseline else [])
     for run in range(arguments.runs):
-        for where in ("bucket", "folder"):
-            data = work / f"small-{where}-{run}"
+        for where, binary in setups:
+            os.environ["WHEELHOUSE_BIN"] = binary  # ServerProcess and token() start this one
+            tag = where.replace(" ", "-")
+            data = work / f"small-{tag}-{run}"
             data.mkdir()
             secret = token(data)
-            wheels = [build_wheel(farm / f"{where}{run}", "durable", f"1.{run}.{i}") for i in range(arguments.small)]
-            server = (bucket_server(data, f"small{run}/") if where == "bucket" else
+            wheels = [build_wheel(farm / f"{tag}{run}", "durable", f"1.{run}.{i}") for i in range(arguments.small)]
+            server = (bucket_server(data, f"small{run}{tag}/") if where.endswith("bucket") else
                       ServerProcess(data, "--threads", "2", access_log="off").start())
             started = time.monotonic()
             with concurrent.futures.ThreadPoolExecutor(8) as pool:
                 list(pool.map(lambda w: upload(server.url, secret, w), wheels))
             took = time.monotonic() - started
             server.stop()
-            print(f"   run {run + 1} {where:7} {len(wheels) / took:6.1f} wheels/s")
+            print(f"   run {run + 1} {where:15} {len(wheels) / took:6.1f} wheels/s")
+    os.environ["WHEELHOUSE_BIN"] = ours
 
 
 if __name__ == "__main__":
