@@ -45,6 +45,15 @@ result<void> sync_path(const std::filesystem::path& path, bool directory) {
     return {};
 }
 
+// sync_path, where a path that is gone (a put that failed left no file, a directory emptied since
+// was removed) has nothing to sync.
+result<void> sync_path_if_there(const std::filesystem::path& path, bool directory) {
+    auto synced = sync_path(path, directory);
+    std::error_code failure;
+    if (!synced && !std::filesystem::exists(path, failure) && !failure) return {};
+    return synced;
+}
+
 result<void> make_directories(const std::filesystem::path& path) {
     std::error_code failure;
     std::filesystem::create_directories(path, failure);
@@ -433,19 +442,12 @@ result<void> blob_store::sync_listed() const {
         directories.merge(unsynced_->directories);
         unsynced_->directories.clear();
     }
-    // A put that failed left no file, and a directory emptied since may be gone: nothing to sync.
-    const auto sync_if_there = [](const std::filesystem::path& path, bool directory) -> result<void> {
-        auto done = sync_path(path, directory);
-        std::error_code failure;
-        if (!done && !std::filesystem::exists(path, failure) && !failure) return {};
-        return done;
-    };
     const auto synced = [&]() -> result<void> {
         for (const auto& file : files) {
-            if (auto done = sync_if_there(file, false); !done) return done;
+            if (auto done = sync_path_if_there(file, false); !done) return done;
         }
         for (const auto& directory : directories) {
-            if (auto done = sync_if_there(directory, true); !done) return done;
+            if (auto done = sync_path_if_there(directory, true); !done) return done;
         }
         return {};
     }();
@@ -482,12 +484,7 @@ result<void> blob_store::remove(std::string_view sha256) const {
     for (const auto& path : {metadata_path(sha256), blob_path(sha256)}) {
         if (::unlink(path.c_str()) != 0 && errno != ENOENT) return io_error("removing", path, errno);
     }
-    if (auto synced = sync_path(blob_path(sha256).parent_path(), true); !synced) {
-        // The directory may be gone with nothing in it to sync; that is not a failure.
-        std::error_code failure;
-        if (std::filesystem::exists(blob_path(sha256).parent_path(), failure)) return synced.error();
-    }
-    return {};
+    return sync_path_if_there(blob_path(sha256).parent_path(), true);
 }
 
 result<sweep_report> blob_store::sweep_spool(const settle_claim& settle) const {
